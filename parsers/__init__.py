@@ -1,0 +1,92 @@
+"""traceview's readers: every supported trace format to one cooked document.
+
+Nothing here imports Streamlit; the CLI, the tests and the app all call `cook_sources`.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cook.document import DocumentBuilder
+from .errors import (ConversionError, Problem, UnsupportedFormatError, ValidationError,
+                     WorkflowFormatError)
+from .registry import detect, formats, get
+from .source import Source, expand, expand_uploads, from_bytes
+
+__all__ = ["cook_paths", "cook_uploads", "cook_sources", "InputSummary", "Problem", "formats",
+           "WorkflowFormatError", "UnsupportedFormatError", "ValidationError", "ConversionError"]
+
+
+@dataclass
+class InputSummary:
+    name: str
+    format: str | None
+    records: int = 0
+    traces: int = 0
+    requests: int = 0
+    messages: int = 0
+    tools: int = 0
+    problems: list[dict] = field(default_factory=list)
+
+    def line(self) -> str:
+        if not self.traces:
+            why = self.problems[0]["message"] if self.problems else "no trace found"
+            return f"{self.name}: nothing cooked ({why})"
+        return (f"{self.name}: {self.format}, {self.traces} trace{'s' * (self.traces != 1)}, "
+                f"{self.requests} requests, {self.messages} unique messages, {self.tools} tools, "
+                f"{len(self.problems)} problem{'s' * (len(self.problems) != 1)}")
+
+
+def _digest(src: Source) -> str:
+    h = hashlib.sha256()
+    with src.open() as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def cook_sources(sources, fmt: str | None = None, problems: list[Problem] | None = None,
+                 builder: DocumentBuilder | None = None) -> tuple[dict, list[InputSummary]]:
+    """Cook every source into one document; never raises for bad input."""
+    builder = builder or DocumentBuilder()
+    summaries: list[InputSummary] = []
+    forced = get(fmt) if fmt else None
+    for src in sources:
+        m0, t0, r0 = len(builder.messages), len(builder.tools), len(builder.requests)
+        digest = None
+        try:
+            digest = _digest(src)
+            f = forced or detect(src)
+            result = f.parse(src, fmt) if forced and fmt != f.name else f.parse(src)
+            entry = builder.add_result(src.name, digest, src.size, result)
+        except UnsupportedFormatError as e:
+            entry = builder.add_failed_input(src.name, digest, src.size, None, [Problem(src.name, str(e).split(": ", 1)[1])])
+        except WorkflowFormatError as e:
+            errs = getattr(e, "errors", None) or [Problem(src.name, str(e))]
+            entry = builder.add_failed_input(src.name, digest, src.size, None, errs)
+        except OSError as e:
+            entry = builder.add_failed_input(src.name, digest, src.size, None, [Problem(src.name, f"could not be read: {e}")])
+        s = InputSummary(src.name, entry["format"], traces=len(entry["traces"]),
+                         requests=len(builder.requests) - r0, messages=len(builder.messages) - m0,
+                         tools=len(builder.tools) - t0, problems=entry["problems"])
+        # Problems found inside traces are listed with their input too.
+        for t in builder.traces[len(builder.traces) - len(entry["traces"]):]:
+            s.problems = s.problems + [p for p in t["problems"] if p not in s.problems]
+        summaries.append(s)
+    if problems:
+        for p in problems:
+            builder.add_failed_input(p.file, None, 0, None, [p])
+    return builder.document(), summaries
+
+
+def cook_paths(paths, fmt: str | None = None) -> tuple[dict, list[InputSummary]]:
+    problems: list[Problem] = []
+    sources = list(expand(paths, problems))
+    return cook_sources(sources, fmt, problems)
+
+
+def cook_uploads(files: list[tuple[str, bytes]], fmt: str | None = None) -> tuple[dict, list[InputSummary]]:
+    problems: list[Problem] = []
+    sources = list(expand_uploads(files, problems))
+    return cook_sources(sources, fmt, problems)

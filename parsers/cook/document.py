@@ -1,0 +1,292 @@
+"""The cooked document: messages and tools deduplicated by content id, requests, traces.
+
+`DocumentBuilder` takes what parsers yield, one trace at a time (a trace's calls may stream
+from a generator), and keeps only the compact cooked form: unique messages and tools, and
+for each request the ids it refers to.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+from ..errors import Problem
+from ..model import MODEL_ROLES, Call, Message, ParsedTrace, ParseResult, Turn
+from . import pricing, usage as usage_mod
+from .hashing import message_id, tool_id
+from .redact import scrub, scrub_text
+from .tree import assign_parents
+
+SCHEMA_VERSION = 1
+
+
+def trace_id(fmt: str, digest: str, index: int) -> str:
+    return hashlib.sha256(f"{fmt}\n{digest}\n{index}".encode()).hexdigest()[:16]
+
+
+class DocumentBuilder:
+    def __init__(self):
+        self.messages: dict[str, dict] = {}
+        self.tools: dict[str, dict] = {}
+        self.requests: list[dict] = []
+        self.traces: list[dict] = []
+        self.inputs: list[dict] = []
+        self.groups: list[dict] = []
+
+    # -- interning -----------------------------------------------------------------
+    def intern_message(self, m: Message) -> str:
+        mid = message_id(m.role, m.content, m.tool_calls, m.tool_use_id, m.is_error)
+        if mid not in self.messages:
+            # The id is taken before masking so that dedup stays exact; the id reveals nothing.
+            d = {"id": mid, "role": m.role, "content": scrub_text(m.content),
+                 "tool_calls": scrub(m.tool_calls) if m.tool_calls else m.tool_calls,
+                 "tool_use_id": m.tool_use_id, "is_error": m.is_error}
+            if m.extra:
+                d.update(m.extra)
+            self.messages[mid] = d
+        return mid
+
+    def intern_tool(self, t: dict) -> str:
+        name, desc, params = t.get("name"), t.get("description"), t.get("parameters")
+        tid = tool_id(name, desc, params)
+        if tid not in self.tools:
+            self.tools[tid] = {"id": tid, "name": name, "description": scrub(desc), "parameters": params}
+        return tid
+
+    # -- inputs ---------------------------------------------------------------------
+    def add_result(self, name: str, digest: str, size: int, result: ParseResult) -> dict:
+        """Cook every trace of one input and record the input's entry."""
+        entry = {"name": name, "format": result.format, "digest": digest, "size": size,
+                 "traces": [], "problems": []}
+        refs: dict[str, str] = {}
+        for index, parsed in enumerate(result.traces):
+            t = self._add_trace(parsed, name, digest, index)
+            entry["traces"].append(t["id"])
+            if parsed.ref is not None:
+                refs[parsed.ref] = t["id"]
+        for g in result.groups:
+            g = dict(g)
+            g["sides"] = [refs.get(s) for s in g.get("sides", [])]
+            self.groups.append(g)
+        entry["problems"] = [p.as_dict() for p in result.problems]
+        self.inputs.append(entry)
+        return entry
+
+    def add_failed_input(self, name: str, digest: str | None, size: int, fmt: str | None,
+                         problems: list[Problem]) -> dict:
+        entry = {"name": name, "format": fmt, "digest": digest, "size": size, "traces": [],
+                 "problems": [p.as_dict() for p in problems]}
+        self.inputs.append(entry)
+        return entry
+
+    # -- traces ---------------------------------------------------------------------
+    def _add_trace(self, parsed: ParsedTrace, source: str, digest: str, index: int) -> dict:
+        tid = trace_id(parsed.format, digest, index)
+        if parsed.calls is not None:
+            reqs = [self._cook_call(c, tid) for c in parsed.calls]
+            synthetic = False
+        else:
+            reqs = self._requests_from_turns(parsed, tid)
+            synthetic = True
+        # Time order; file order breaks ties (and places requests with no time).
+        order = sorted(range(len(reqs)), key=lambda i: (reqs[i]["timestamp"] is None, reqs[i]["timestamp"] or 0, i))
+        reqs = [reqs[i] for i in order]
+        if synthetic:
+            for n, r in enumerate(reqs):
+                r["_parent"] = reqs[n - 1] if n else None
+        else:
+            parents = assign_parents([(r["model"], r["request_messages"], r["response_messages"],
+                                       frozenset(r["tools"])) for r in reqs])
+            for r, p in zip(reqs, parents):
+                r["_parent"] = reqs[p] if p is not None else None
+
+        if parsed.messages is not None:
+            timeline = [self.intern_message(m) for m in parsed.messages]
+        else:
+            timeline = _main_branch(reqs)
+        problems = [p.as_dict() for p in parsed.problems]
+        trace = {
+            "id": tid, "title": parsed.title or source, "task": parsed.task, "format": parsed.format,
+            "source": source, "models": parsed.models or _models(reqs),
+            "started_at": parsed.started_at, "ended_at": parsed.ended_at,
+            "duration_ms": parsed.duration_ms, "outcome": parsed.outcome,
+            "outcome_detail": parsed.outcome_detail,
+            "totals": None, "requests": [], "timeline": timeline, "_reqs": reqs,
+            "problems": problems, "tools": [self.intern_tool(t) for t in parsed.tools],
+            "artifacts": parsed.artifacts, "scores": parsed.scores, "meta": parsed.meta,
+        }
+        _fill_times(trace, reqs)
+        trace["totals"] = self._totals(trace, reqs, parsed)
+        trace["pricing"] = _pricing(reqs)
+        self.requests.extend(reqs)
+        self.traces.append(trace)
+        return trace
+
+    def _cook_call(self, c: Call, tid: str) -> dict:
+        u = c.usage
+        cost, price_info, cost_source = None, None, None
+        if c.cost is not None:
+            cost, cost_source = float(c.cost), "trace"
+        elif u is not None:
+            cost, price_info = pricing.price(c.model, c.provider, u, c.timestamp)
+            cost_source = price_info["source"] if price_info else None
+        return {
+            "_own_id": c.id, "_synthetic": False, "_parent": None,
+            "id": None, "parent_id": None, "timestamp": c.timestamp,
+            "request_messages": [self.intern_message(m) for m in c.request_messages],
+            "response_messages": [self.intern_message(m) for m in c.response_messages],
+            "model": c.model, "tools": [self.intern_tool(t) for t in c.tools],
+            "duration_ms": c.duration_ms, "trace": tid, "provider": c.provider,
+            "usage": u, "cost": cost, "cost_source": cost_source, "price": price_info,
+            "stop_reason": c.stop_reason, "error": c.error, "params": c.params,
+            "line": c.line, "record": c.record,
+        }
+
+    def _requests_from_turns(self, parsed: ParsedTrace, tid: str) -> list[dict]:
+        """One synthetic request per model turn: the history before it, then the turn."""
+        msgs = parsed.messages or []
+        tools = parsed.tools
+        out: list[dict] = []
+        i = 0
+        history: list[Message] = []
+        n = 0
+        while i < len(msgs):
+            if msgs[i].role not in MODEL_ROLES:
+                history.append(msgs[i])
+                i += 1
+                continue
+            turn = parsed.turns.get(i) or Turn()
+            j = i + 1
+            while j < len(msgs) and msgs[j].role in MODEL_ROLES and j not in parsed.turns:
+                j += 1
+            call = Call(request_messages=list(history), response_messages=msgs[i:j], tools=tools,
+                        id=f"{tid}:{n}", timestamp=turn.timestamp,
+                        model=turn.model or (parsed.models[0] if parsed.models else None),
+                        provider=parsed.meta.get("provider"), duration_ms=turn.duration_ms,
+                        usage=turn.usage, cost=turn.cost, stop_reason=turn.stop_reason, error=turn.error)
+            r = self._cook_call(call, tid)
+            r["_synthetic"] = True
+            out.append(r)
+            history.extend(msgs[i:j])
+            i = j
+            n += 1
+        return out
+
+    def _totals(self, trace: dict, reqs: list[dict], parsed: ParsedTrace) -> dict:
+        tot = usage_mod.empty()
+        cost, unpriced, errors, calls = 0.0, 0, 0, 0
+        priced_any = False
+        for r in reqs:
+            usage_mod.add(tot, r["usage"])
+            if r["cost"] is not None:
+                cost += r["cost"]
+                priced_any = True
+            elif r["usage"] is not None or r["model"]:
+                unpriced += 1
+            if r["error"]:
+                errors += 1
+        for mid in trace["timeline"]:
+            m = self.messages[mid]
+            if m["role"] == "tool_use" and m["tool_calls"]:
+                calls += len(m["tool_calls"])
+            if m["is_error"]:
+                errors += 1
+        out = {"requests": len(reqs), "messages": len(trace["timeline"]), **tot,
+               "cost": round(cost, 10) if priced_any else None, "unpriced_requests": unpriced,
+               "tool_calls": calls, "errors": errors}
+        if parsed.stated_cost is not None:
+            out["stated_cost"] = parsed.stated_cost
+        return out
+
+    # -- output ---------------------------------------------------------------------
+    def document(self) -> dict:
+        """The cooked document.
+
+        Request ids: the record's own id when it is unique in the document, otherwise
+        prefixed with its trace id; synthetic requests are `<trace id>:<n>` already."""
+        own = Counter(r["_own_id"] for r in self.requests if not r["_synthetic"] and r["_own_id"])
+        used = {r["_own_id"] for r in self.requests if r["_synthetic"]}
+        for n, r in enumerate(self.requests):
+            if r["_synthetic"]:
+                r["id"] = r["_own_id"]
+                continue
+            oid = r["_own_id"]
+            key = oid if oid and own[oid] == 1 and oid not in used else f"{r['trace']}:{oid or n}"
+            base, k = key, 1
+            while key in used:
+                k += 1
+                key = f"{base}~{k}"
+            used.add(key)
+            r["id"] = key
+        requests = []
+        for r in self.requests:
+            parent = r["_parent"]
+            r["parent_id"] = parent["id"] if parent is not None else None
+            requests.append({k: v for k, v in r.items() if not k.startswith("_")})
+        traces = []
+        for t in self.traces:
+            t = {k: v for k, v in t.items() if not k.startswith("_")}
+            traces.append(t)
+        for t, src in zip(traces, self.traces):
+            t["requests"] = [r["id"] for r in src["_reqs"]]
+        doc = {"messages": list(self.messages.values()), "tools": list(self.tools.values()),
+               "requests": requests, "traces": traces, "inputs": self.inputs}
+        if self.groups:
+            doc["groups"] = self.groups
+        doc["cooked_by"] = {"name": "traceview", "schema_version": SCHEMA_VERSION,
+                            "pricing": pricing.source_name()}
+        return doc
+
+
+def _main_branch(reqs: list[dict]) -> list[str]:
+    """Message ids from the root to the latest leaf of the largest request tree."""
+    if not reqs:
+        return []
+    root_of: dict[int, int] = {}
+    size: Counter = Counter()
+    has_child: set[int] = set()
+    for r in reqs:  # time order: parents come first
+        p = r["_parent"]
+        root = root_of[id(p)] if p is not None else id(r)
+        root_of[id(r)] = root
+        size[root] += 1
+        if p is not None:
+            has_child.add(id(p))
+    biggest = max(size.values())
+    big_roots = {root for root, n in size.items() if n == biggest}
+    leaf = None
+    for r in reqs:
+        if root_of[id(r)] in big_roots and id(r) not in has_child:
+            leaf = r  # the latest such leaf wins (time order)
+    return list(leaf["request_messages"]) + list(leaf["response_messages"])
+
+
+def _models(reqs: list[dict]) -> list[str]:
+    counts = Counter(r["model"] for r in reqs if r["model"])
+    return [m for m, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def _fill_times(trace: dict, reqs: list[dict]) -> None:
+    stamps = [r["timestamp"] for r in reqs if r["timestamp"] is not None]
+    if trace["started_at"] is None and stamps:
+        trace["started_at"] = min(stamps)
+    if trace["ended_at"] is None and stamps:
+        trace["ended_at"] = max(r["timestamp"] + int(r["duration_ms"] or 0)
+                                for r in reqs if r["timestamp"] is not None)
+    if trace["duration_ms"] is None and trace["started_at"] is not None and trace["ended_at"] is not None:
+        trace["duration_ms"] = trace["ended_at"] - trace["started_at"]
+
+
+def _pricing(reqs: list[dict]) -> dict:
+    """Which price list and which model prices gave the trace's costs."""
+    prices: dict[str, dict] = {}
+    unpriced: set[str] = set()
+    stated = False
+    for r in reqs:
+        if r["price"]:
+            prices.setdefault(r["model"], r["price"])
+        elif r["cost_source"] == "trace":
+            stated = True
+        elif r["model"]:
+            unpriced.add(r["model"])
+    return {"source": pricing.source_name() if prices else ("stated by the trace" if stated else None),
+            "prices": prices, "unpriced_models": sorted(unpriced)}

@@ -1,0 +1,68 @@
+"""The project's error vocabulary, shared by every format.
+
+The names come from the Standard Workflow Format's pipeline; they are kept apart from
+`jsonschema.ValidationError` (ours carries a list of problems with JSON paths).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing met while reading an input that did not load as it should."""
+
+    file: str
+    message: str
+    line: int | None = None  # 1-based line of a line-oriented input
+    record: int | None = None  # 0-based record index inside a JSON document
+    path: str = ""  # JSON pointer inside the record
+
+    def as_dict(self) -> dict:
+        return {"file": self.file, "line": self.line, "record": self.record,
+                "path": self.path, "message": self.message}
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.record is not None:
+            where += f" record {self.record}"
+        if self.path:
+            where += f" at {self.path}"
+        return f"{where}: {self.message}"
+
+
+class WorkflowFormatError(Exception):
+    """Base class of every error raised while reading a trace."""
+
+
+class UnsupportedFormatError(WorkflowFormatError):
+    """No registered format accepts the input; `reasons` says why each declined."""
+
+    def __init__(self, name: str, reasons: dict[str, str]):
+        self.name = name
+        self.reasons = reasons
+        tried = "; ".join(f"{fmt}: {why}" for fmt, why in reasons.items())
+        super().__init__(f"{name}: no supported format recognised it (tried {tried})")
+
+
+class ValidationError(WorkflowFormatError):
+    """An input breaks its format's schema; `errors` lists each problem with its JSON path."""
+
+    def __init__(self, message: str, errors: list[Problem] | None = None):
+        self.errors = list(errors or [])
+        super().__init__(message)
+
+
+class ConversionError(WorkflowFormatError):
+    """An input was recognised but could not be converted."""
+
+
+def pointer(*parts: object) -> str:
+    """A JSON pointer (RFC 6901) from path parts."""
+    out = []
+    for p in parts:
+        s = str(p).replace("~", "~0").replace("/", "~1")
+        out.append(s)
+    return "/" + "/".join(out) if out else ""

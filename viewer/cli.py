@@ -1,0 +1,150 @@
+"""The `traceview` command: cook, validate, convert, serve.
+
+Importing this module stays light (no Streamlit, no pandas) so that `traceview cook` starts
+fast; `serve` starts Streamlit in its own process.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import orjson
+
+
+def _cmd_cook(args) -> int:
+    import parsers
+    from parsers.errors import UnsupportedFormatError
+
+    try:
+        doc, summaries = parsers.cook_paths(args.inputs, args.format)
+    except UnsupportedFormatError as e:  # an unknown --format name
+        print(f"traceview cook: {e.reasons.get('--format', e)}", file=sys.stderr)
+        return 2
+    for s in summaries:
+        print(s.line(), file=sys.stderr)
+    for p in doc["inputs"]:
+        if not any(s.name == p["name"] for s in summaries):
+            for prob in p["problems"]:
+                print(f"{prob['file']}: {prob['message']}", file=sys.stderr)
+    if args.problems:
+        for s in summaries:
+            for p in s.problems:
+                loc = p["file"] + (f":{p['line']}" if p.get("line") else "") + \
+                    (f" record {p['record']}" if p.get("record") is not None else "") + \
+                    (f" at {p['path']}" if p.get("path") else "")
+                print(f"  {loc}: {p['message']}", file=sys.stderr)
+    if not doc["traces"]:
+        print("traceview cook: nothing cooked: no input gave a trace", file=sys.stderr)
+        return 1
+    opts = orjson.OPT_INDENT_2 if args.pretty else 0
+    data = orjson.dumps(doc, option=opts) + b"\n"
+    if args.output:
+        Path(args.output).write_bytes(data)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    return 0
+
+
+def _cmd_validate(args) -> int:
+    from parsers.validate import validate_file
+
+    bad = 0
+    for f in args.files:
+        kind, errors = validate_file(f)
+        if errors:
+            bad += 1
+            print(f"{f}: invalid {kind}: {len(errors)} error{'s' * (len(errors) != 1)}")
+            for path, msg in errors:
+                print(f"  {path or '/'}: {msg}")
+        else:
+            print(f"{f}: valid {kind}")
+    return 1 if bad else 0
+
+
+def _cmd_convert(args) -> int:
+    from parsers.convert import convert_file
+
+    try:
+        text, problems = convert_file(args.input, args.to)
+    except ValueError as e:  # unknown target
+        print(f"traceview convert: {e}", file=sys.stderr)
+        return 2
+    for p in problems:
+        print(str(p), file=sys.stderr)
+    if text is None:
+        print("traceview convert: nothing converted", file=sys.stderr)
+        return 1
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _cmd_serve(args) -> int:
+    from .serve import serve
+
+    return serve(args.paths, port=args.port, host=args.host, headless=args.headless)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from parsers.registry import names
+
+    p = argparse.ArgumentParser(prog="traceview", description="Read LLM-agent traces: cook, validate, convert, serve.")
+    sub = p.add_subparsers(dest="command")
+
+    c = sub.add_parser("cook", help="convert inputs (files, folders, zips) into one cooked JSON document")
+    c.add_argument("inputs", nargs="+", metavar="INPUT")
+    c.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
+    c.add_argument("--format", choices=names(), metavar="NAME",
+                   help="force a format instead of detecting it: " + ", ".join(names()))
+    c.add_argument("--pretty", action="store_true", help="indent the JSON")
+    c.add_argument("--problems", action="store_true", help="list every problem on stderr")
+    c.set_defaults(func=_cmd_cook)
+
+    v = sub.add_parser("validate", help="check cooked documents (and workflow files) against their JSON Schema")
+    v.add_argument("files", nargs="+", metavar="FILE")
+    v.set_defaults(func=_cmd_validate)
+
+    cv = sub.add_parser("convert", help="convert a trace file to another format (e.g. the Standard Workflow Format)")
+    cv.add_argument("input", metavar="INPUT")
+    cv.add_argument("--to", required=True, metavar="FORMAT", help="target format, e.g. swf")
+    cv.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
+    cv.set_defaults(func=_cmd_convert)
+
+    s = sub.add_parser("serve", help="start the web app (on the bundled samples when given no path)")
+    s.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to open")
+    s.add_argument("--port", type=int, default=8501)
+    s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    s.add_argument("--headless", action="store_true", help="do not open a browser")
+    s.set_defaults(func=_cmd_serve)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    if not argv:
+        argv = ["serve"]  # `traceview` alone opens the app on the bundled samples
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # never a traceback for the user
+        print(f"traceview {args.command}: error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,851 @@
+"""Turn untrusted trace content into inert HTML.
+
+This is the only module of the app that produces HTML from trace data.
+Everything coming from a trace is untrusted, so the rules here are strict:
+
+* all text we interpolate ourselves goes through ``html.escape``;
+* Markdown is rendered by markdown-it-py with raw HTML disabled and then passed
+  through nh3 with an explicit allowlist (no ``img`` at all, links only for
+  http/https/mailto, no ``style``/``class``/event attributes);
+* highlighting uses pygments with CSS classes (``tv-hl-*``), never inline styles;
+* the only URLs we ever emit as resource loads are ``data:image/...`` thumbnails
+  of images embedded in the trace (strictly validated base64);
+* no JavaScript: collapsible parts are native ``<details>``/``<summary>``.
+
+Pure Python, no UI framework import.  Public API: :func:`render_messages`,
+:func:`render_raw`, :func:`render_patch`, :func:`page_css`, :func:`message_size`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import difflib
+import functools
+import html
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+import nh3
+import orjson
+from markdown_it import MarkdownIt
+from pygments import highlight as _pyg_highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.lexers.special import TextLexer
+from pygments.util import ClassNotFound
+
+__all__ = [
+    "render_messages",
+    "render_raw",
+    "render_patch",
+    "page_css",
+    "message_size",
+    "ROLES",
+]
+
+ROLES = ("system", "user", "assistant", "thinking", "tool_use", "tool_result")
+_ROLE_LABELS = {
+    "system": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "thinking": "thinking",
+    "tool_use": "tool call",
+    "tool_result": "tool result",
+}
+
+MAX_IMAGE_BYTES = 2 * 1024 * 1024
+_LIGHT_STYLE = "default"
+_DARK_STYLE = "github-dark"
+_HL_PREFIX = "tv-hl-"
+
+# ---------------------------------------------------------------------------
+# small helpers
+# ---------------------------------------------------------------------------
+
+
+def _esc(value: Any) -> str:
+    return html.escape(value if isinstance(value, str) else str(value), quote=True)
+
+
+def _as_text(value: Any) -> str:
+    """Content as a string, whatever the trace put there."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return _dumps(value, indent=False)
+
+
+def _dumps(obj: Any, indent: bool = True) -> str:
+    opts = orjson.OPT_NON_STR_KEYS
+    if indent:
+        opts |= orjson.OPT_INDENT_2
+    try:
+        return orjson.dumps(obj, option=opts).decode("utf-8")
+    except (TypeError, ValueError, orjson.JSONEncodeError):
+        return json.dumps(obj, indent=2 if indent else None, ensure_ascii=False, default=str)
+
+
+def _int(value: Any, default: int) -> int:
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        return default
+
+
+# ANSI / terminal escapes: CSI, OSC, two-byte ESC sequences, 8-bit CSI.
+_ANSI_RE = re.compile(
+    r"\x1b\[([0-?]*)[ -/]*([@-~])"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[@-Z\\-_]"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+)
+# C0/C1 controls other than tab/newline/CR, plus the private-use characters we
+# use as code-block placeholders inside Markdown rendering.
+_CTRL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ue000\ue001]")
+
+
+def _clean_text(text: str) -> str:
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    if "\x1b" in text or "\x9b" in text:
+        text = _ANSI_RE.sub("", text)
+    return _CTRL_RE.sub("", text)
+
+
+def _fmt_chars(n: int) -> str:
+    if n < 1000:
+        return f"{n} chars"
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k chars"
+    return f"{n / 1_000_000:.1f}M chars"
+
+
+def _fmt_kb(nbytes: int) -> str:
+    if nbytes >= 1024 * 1024:
+        return f"{nbytes / (1024 * 1024):.1f} MB"
+    return f"{nbytes / 1024:.1f} KB"
+
+
+def _fmt_time(ts: Any) -> tuple[str, str] | None:
+    """(short label, full title) for an epoch-ms timestamp."""
+    if ts is None or isinstance(ts, bool):
+        return None
+    if isinstance(ts, (int, float)):
+        if isinstance(ts, float) and not math.isfinite(ts):
+            return None
+        sec = ts / 1000.0 if abs(ts) >= 1e11 else float(ts)
+        try:
+            dt = _dt.datetime.fromtimestamp(sec, tz=_dt.timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            return (str(ts)[:40], str(ts)[:40])
+        full = dt.strftime("%Y-%m-%d %H:%M:%S") + f".{dt.microsecond // 1000:03d} UTC"
+        return (dt.strftime("%Y-%m-%d %H:%M:%S"), full)
+    s = _CTRL_RE.sub("", str(ts))[:64]
+    return (s, s) if s else None
+
+
+def message_size(message: dict) -> int:
+    """Characters of content plus serialised tool_calls."""
+    n = len(_as_text(message.get("content")))
+    calls = message.get("tool_calls")
+    if calls:
+        n += len(_dumps(calls, indent=False))
+    return n
+
+
+# ---------------------------------------------------------------------------
+# find-in-trace highlighting (only in text nodes, after escaping)
+# ---------------------------------------------------------------------------
+
+# A tag, tolerant of quoted attribute values containing ">".
+_TAG_SPLIT_RE = re.compile(r"(<(?:[^>\"']|\"[^\"]*\"|'[^']*')*>)")
+
+
+def _query_re(query: str | None) -> re.Pattern[str] | None:
+    if not query or not query.strip():
+        return None
+    return re.compile(re.escape(query), re.IGNORECASE)
+
+
+class _Ctx:
+    """Per-render state: limits, query and the running count of hits."""
+
+    __slots__ = ("max_chars", "rx", "expanded", "hits")
+
+    def __init__(self, max_chars: int, rx: re.Pattern[str] | None, expanded: Iterable[str]):
+        self.max_chars = max(1, _int(max_chars, 4000))
+        self.rx = rx
+        self.expanded = expanded
+        self.hits = 0
+
+    def mark(self, fragment: str) -> str:
+        """Wrap query matches found in text nodes of an HTML fragment we built."""
+        rx = self.rx
+        if rx is None or not fragment:
+            return fragment
+        parts = _TAG_SPLIT_RE.split(fragment)
+        changed = False
+        for i in range(0, len(parts), 2):
+            seg = parts[i]
+            if not seg:
+                continue
+            raw = html.unescape(seg) if "&" in seg else seg
+            if not rx.search(raw):
+                continue
+            out: list[str] = []
+            pos = 0
+            for m in rx.finditer(raw):
+                if m.end() == m.start():
+                    continue
+                out.append(html.escape(raw[pos : m.start()], quote=False))
+                out.append('<mark class="tv-hit">' + html.escape(m.group(0), quote=False) + "</mark>")
+                self.hits += 1
+                pos = m.end()
+            out.append(html.escape(raw[pos:], quote=False))
+            parts[i] = "".join(out)
+            changed = True
+        return "".join(parts) if changed else fragment
+
+
+# ---------------------------------------------------------------------------
+# syntax highlighting
+# ---------------------------------------------------------------------------
+
+_FORMATTER = HtmlFormatter(nowrap=True, classprefix=_HL_PREFIX)
+_LANG_ALIASES = {"sh": "bash", "shell": "bash", "zsh": "bash", "console": "console", "py": "python",
+                 "js": "javascript", "ts": "typescript", "yml": "yaml", "patch": "diff", "jsonc": "json"}
+
+
+@functools.lru_cache(maxsize=256)
+def _lexer(name: str):
+    name = (name or "").strip().lower()
+    name = _LANG_ALIASES.get(name, name)
+    if not name or len(name) > 40:
+        return TextLexer()
+    try:
+        return get_lexer_by_name(name, stripnl=False, ensurenl=True)
+    except ClassNotFound:
+        return TextLexer()
+
+
+def _hl(text: str, lang: str, kind: str) -> str:
+    """Highlighted <pre>. Pygments escapes the text itself."""
+    body = _pyg_highlight(text, _lexer(lang), _FORMATTER)
+    # The newline after <pre> is eaten by HTML parsers; keeps leading newlines intact.
+    return f'<pre class="tv-hl tv-hl-{kind}">\n{body}</pre>'
+
+
+def _plain_pre(text: str, cls: str = "tv-text") -> str:
+    return f'<pre class="{cls}">\n{html.escape(text, quote=False)}</pre>'
+
+
+# ---------------------------------------------------------------------------
+# ANSI → spans
+# ---------------------------------------------------------------------------
+
+
+def _sgr(params: str, st: dict) -> None:
+    codes = [(_int(p, 0) if p else 0) for p in params.split(";")] if params else [0]
+    i = 0
+    while i < len(codes):
+        c = codes[i]
+        if c == 0:
+            st.clear()
+        elif c == 1:
+            st["bold"] = True
+        elif c == 2:
+            st["dim"] = True
+        elif c == 3:
+            st["it"] = True
+        elif c == 4:
+            st["ul"] = True
+        elif c == 22:
+            st.pop("bold", None)
+            st.pop("dim", None)
+        elif c == 23:
+            st.pop("it", None)
+        elif c == 24:
+            st.pop("ul", None)
+        elif 30 <= c <= 37:
+            st["fg"] = c - 30
+        elif 90 <= c <= 97:
+            st["fg"] = c - 90 + 8
+        elif c == 39:
+            st.pop("fg", None)
+        elif 40 <= c <= 47:
+            st["bg"] = c - 40
+        elif 100 <= c <= 107:
+            st["bg"] = c - 100 + 8
+        elif c == 49:
+            st.pop("bg", None)
+        elif c in (38, 48):
+            key = "fg" if c == 38 else "bg"
+            if i + 1 < len(codes) and codes[i + 1] == 5 and i + 2 < len(codes):
+                n = codes[i + 2]
+                if 0 <= n < 16:
+                    st[key] = n
+                i += 2
+            elif i + 1 < len(codes) and codes[i + 1] == 2:
+                i += 4
+        i += 1
+
+
+def _ansi_html(text: str) -> str:
+    out: list[str] = []
+    st: dict = {}
+    pos = 0
+
+    def emit(seg: str) -> None:
+        if not seg:
+            return
+        seg = html.escape(_CTRL_RE.sub("", seg), quote=False)
+        if not st:
+            out.append(seg)
+            return
+        cls = []
+        if "fg" in st:
+            cls.append(f"tv-ansi-f{st['fg']}")
+        if "bg" in st:
+            cls.append(f"tv-ansi-b{st['bg']}")
+        for k in ("bold", "dim", "it", "ul"):
+            if k in st:
+                cls.append(f"tv-ansi-{k}")
+        out.append(f'<span class="{" ".join(cls)}">{seg}</span>')
+
+    for m in _ANSI_RE.finditer(text):
+        emit(text[pos : m.start()])
+        pos = m.end()
+        if m.group(2) == "m":
+            _sgr(m.group(1) or "", st)
+    emit(text[pos:])
+    return '<pre class="tv-text tv-ansi">\n' + "".join(out) + "</pre>"
+
+
+# ---------------------------------------------------------------------------
+# Markdown → sanitised HTML
+# ---------------------------------------------------------------------------
+
+_MD = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": False, "typographer": False})
+_MD.enable(["table", "strikethrough"])
+
+
+def _md_code(self, tokens, idx, options, env):  # noqa: ARG001 - renderer signature
+    tok = tokens[idx]
+    info = (tok.info or "").strip().split()
+    lang = info[0] if info and tok.type == "fence" else ""
+    blocks = env.setdefault("tv_code", [])
+    kind = "diff" if _lexer(lang).name == "Diff" else "code"
+    blocks.append(_hl(tok.content, lang, kind))
+    return f"\ue000{len(blocks) - 1}\ue001\n"
+
+
+def _md_image(self, tokens, idx, options, env):
+    # Never an <img> from Markdown: show the reference as text only.
+    tok = tokens[idx]
+    alt = self.renderInlineAsText(tok.children or [], options, env)
+    src = tok.attrGet("src") or ""
+    return f"<code>[image: {html.escape(alt, quote=False)}] {html.escape(str(src), quote=False)}</code>"
+
+
+_MD.add_render_rule("fence", _md_code)
+_MD.add_render_rule("code_block", _md_code)
+_MD.add_render_rule("image", _md_image)
+
+_CLEANER = nh3.Cleaner(
+    tags={
+        "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "b", "i", "code",
+        "pre", "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td",
+        "del", "s",
+    },
+    attributes={"a": {"href"}, "ol": {"start"}},
+    url_schemes={"http", "https", "mailto"},
+    url_relative="deny",
+    link_rel="noopener noreferrer nofollow",
+    strip_comments=True,
+)
+_PLACEHOLDER_RE = re.compile("\ue000(\\d+)\ue001")
+# Characters that could make Markdown differ from plain paragraphs.
+_MD_SPECIAL_RE = re.compile(r"[\\`*_\[\]<>#!|~&=+\-:]|^ {4}|^\t|^\s*\d+[.)]", re.M)
+
+
+@functools.lru_cache(maxsize=8192)
+def _markdown(text: str) -> str:
+    if not _MD_SPECIAL_RE.search(text):
+        paras = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
+        body = "".join(
+            "<p>" + "<br>\n".join(html.escape(line, quote=False) for line in p.strip("\n").split("\n")) + "</p>\n"
+            for p in paras
+        )
+        return f'<div class="tv-md">{body}</div>'
+    env: dict = {}
+    rendered = _MD.render(text, env)
+    cleaned = _CLEANER.clean(rendered)
+    blocks = env.get("tv_code") or []
+    if blocks:
+        cleaned = _PLACEHOLDER_RE.sub(
+            lambda m: blocks[int(m.group(1))] if int(m.group(1)) < len(blocks) else "", cleaned
+        )
+    return f'<div class="tv-md">{cleaned}</div>'
+
+
+# ---------------------------------------------------------------------------
+# content kinds
+# ---------------------------------------------------------------------------
+
+_DIFF_RE = re.compile(r"^--- [^\n]*\n\+\+\+ [^\n]*\n@@ ", re.M)
+
+
+def _looks_like_diff(text: str) -> bool:
+    s = text.lstrip()
+    return s.startswith("diff --git") or bool(_DIFF_RE.search(text))
+
+
+def _maybe_json(text: str) -> Any:
+    s = text.strip()
+    if len(s) < 2 or s[0] not in "{[" or s[-1] not in "}]":
+        return None
+    try:
+        obj = orjson.loads(s)
+    except orjson.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, (dict, list)) else None
+
+
+def _clip(text: str, ctx: _Ctx, full: bool, msg_id: str) -> tuple[str, str]:
+    """(shown slice, truncation note html or "")."""
+    limit = ctx.max_chars
+    if full or len(text) <= limit:
+        return text, ""
+    shown = text[:limit]
+    total = len(text)
+    nbytes = len(text.encode("utf-8", "surrogatepass"))
+    extra = ""
+    if ctx.rx is not None:
+        hidden = sum(1 for _ in ctx.rx.finditer(text, limit))
+        if hidden:
+            extra = f" · {hidden:,} more match{'es' if hidden != 1 else ''} in the hidden part"
+    note = (
+        f'<div class="tv-trunc" data-msg-id="{_esc(msg_id)}">… showing {limit:,} of {total:,} chars '
+        f"({_fmt_kb(nbytes)}){extra}</div>"
+    )
+    return shown, note
+
+
+def _render_json_obj(obj: Any, ctx: _Ctx, full: bool, msg_id: str) -> str:
+    shown, note = _clip(_dumps(obj), ctx, full, msg_id)
+    return ctx.mark(_hl(shown, "json", "json")) + note
+
+
+def _render_text(text: Any, ctx: _Ctx, full: bool, msg_id: str) -> str:
+    """Prose (system/user/assistant/thinking): Markdown, or JSON/diff when it is one."""
+    text = _clean_text(_as_text(text))
+    if not text.strip():
+        return ""
+    obj = _maybe_json(text)
+    if obj is not None:
+        return _render_json_obj(obj, ctx, full, msg_id)
+    if _looks_like_diff(text):
+        shown, note = _clip(text, ctx, full, msg_id)
+        return ctx.mark(_hl(shown, "diff", "diff")) + note
+    shown, note = _clip(text, ctx, full, msg_id)
+    return ctx.mark(_markdown(shown)) + note
+
+
+def _render_output(text: Any, ctx: _Ctx, full: bool, msg_id: str) -> str:
+    """Tool output: ANSI → spans, JSON / diff highlighted, otherwise preformatted."""
+    text = _as_text(text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    if not text.strip():
+        return '<div class="tv-empty">(empty)</div>'
+    if "\x1b" in text or "\x9b" in text:
+        shown, note = _clip(text, ctx, full, msg_id)
+        cut = max(shown.rfind("\x1b"), shown.rfind("\x9b"))
+        if cut >= 0 and cut >= len(shown) - 64 and not _ANSI_RE.match(shown, cut):
+            shown = shown[:cut]  # escape sequence cut in half by truncation
+        return ctx.mark(_ansi_html(shown)) + note
+    text = _CTRL_RE.sub("", text)
+    obj = _maybe_json(text)
+    if obj is not None:
+        return _render_json_obj(obj, ctx, full, msg_id)
+    shown, note = _clip(text, ctx, full, msg_id)
+    if _looks_like_diff(text):
+        return ctx.mark(_hl(shown, "diff", "diff")) + note
+    return ctx.mark(_plain_pre(shown)) + note
+
+
+# ---------------------------------------------------------------------------
+# tool calls
+# ---------------------------------------------------------------------------
+
+_EDIT_KEYS = (("old_string", "new_string"), ("old_str", "new_str"))
+_EDIT_META_SKIP = {"old_string", "new_string", "old_str", "new_str", "edits", "file_path", "path", "command"}
+_MAX_DIFF_INPUT = 400_000
+
+
+def _edit_pairs(args: Any) -> list[tuple[str, str]] | None:
+    if not isinstance(args, dict):
+        return None
+    for o, n in _EDIT_KEYS:
+        old, new = args.get(o), args.get(n)
+        if isinstance(old, str) and isinstance(new, str):
+            return [(old, new)]
+        if o == "old_str" and isinstance(old, str) and new is None and args.get("command") == "str_replace":
+            return [(old, "")]
+    edits = args.get("edits")
+    if isinstance(edits, list) and edits:
+        pairs = []
+        for e in edits:
+            if not isinstance(e, dict):
+                return None
+            old = e.get("old_string", e.get("old_str"))
+            new = e.get("new_string", e.get("new_str"))
+            if not isinstance(old, str) or not isinstance(new, str):
+                return None
+            pairs.append((old, new))
+        return pairs
+    return None
+
+
+def _lines(s: str) -> list[str]:
+    lines = s.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    return lines
+
+
+@functools.lru_cache(maxsize=1024)
+def _unified(old: str, new: str, path: str) -> str:
+    return "".join(
+        difflib.unified_diff(_lines(old), _lines(new), f"a/{path.lstrip('/')}", f"b/{path.lstrip('/')}", n=3)
+    )
+
+
+def _edit_diff(pairs: list[tuple[str, str]], path: str) -> str | None:
+    if sum(len(o) + len(n) for o, n in pairs) > _MAX_DIFF_INPUT:
+        return None
+    chunks = []
+    for i, (old, new) in enumerate(pairs):
+        d = _unified(old, new, path)
+        if i and d:  # keep one file header for multi-edits
+            d = d.split("\n", 2)[2] if d.count("\n") >= 2 else d
+        chunks.append(d)
+    return "".join(chunks)
+
+
+def _render_args(args: Any, ctx: _Ctx, full: bool, msg_id: str) -> str:
+    pairs = _edit_pairs(args)
+    if pairs is not None:
+        path = args.get("file_path") or args.get("path") or "file"
+        path = _CTRL_RE.sub("", str(path)).replace("\n", " ")
+        diff = _edit_diff(pairs, path)
+        if diff is not None:
+            meta = {k: v for k, v in args.items() if k not in _EDIT_META_SKIP}
+            head = f'<div class="tv-edit-path">{ctx.mark(_esc(path))}</div>'
+            if meta:
+                head += ctx.mark(f'<div class="tv-edit-meta">{_esc(_dumps(meta, indent=False))}</div>')
+            if not diff:
+                return f'<div class="tv-args tv-edit">{head}<div class="tv-empty">(no change)</div></div>'
+            shown, note = _clip(diff, ctx, full, msg_id)
+            return f'<div class="tv-args tv-edit">{head}{ctx.mark(_hl(shown, "diff", "diff"))}{note}</div>'
+    if isinstance(args, str):
+        text = _CTRL_RE.sub("", _ANSI_RE.sub("", args))
+        obj = _maybe_json(text)
+        if obj is not None:
+            return f'<div class="tv-args">{_render_json_obj(obj, ctx, full, msg_id)}</div>'
+        shown, note = _clip(text, ctx, full, msg_id)
+        return (
+            '<div class="tv-args tv-args-raw"><span class="tv-badge tv-badge-warn">unparsed arguments</span>'
+            f"{ctx.mark(_plain_pre(shown))}{note}</div>"
+        )
+    if args is None or args == {}:
+        return '<div class="tv-args tv-empty">(no arguments)</div>'
+    return f'<div class="tv-args">{_render_json_obj(args, ctx, full, msg_id)}</div>'
+
+
+def _render_result(result: dict, ctx: _Ctx) -> str:
+    rid = _as_text(result.get("id"))
+    err = bool(result.get("is_error"))
+    badges = '<span class="tv-badge tv-badge-error">error</span>' if err else ""
+    size = f'<span class="tv-size">{_fmt_chars(message_size(result))}</span>'
+    body = _render_output(result.get("content"), ctx, rid in ctx.expanded, rid)
+    imgs = _render_images(result.get("images"))
+    cls = "tv-result tv-error" if err else "tv-result"
+    return (
+        f'<div class="{cls}" data-msg-id="{_esc(rid)}"><div class="tv-result-head">'
+        f'<span class="tv-result-label">result</span>{badges}{size}</div>{body}{imgs}</div>'
+    )
+
+
+def _render_calls(calls: list, result: dict | None, unmatched: bool, ctx: _Ctx, full: bool,
+                  msg_id: str) -> tuple[str, bool]:
+    """HTML of all calls; the result nests under the call it answers. Returns (html, placed)."""
+    target = None
+    if result is not None:
+        rid = result.get("tool_use_id")
+        for i, c in enumerate(calls):
+            if isinstance(c, dict) and rid is not None and c.get("id") == rid:
+                target = i
+                break
+        if target is None:
+            target = len(calls) - 1
+    out = []
+    for i, call in enumerate(calls):
+        if not isinstance(call, dict):
+            call = {"name": None, "arguments": call, "id": None}
+        name = _as_text(call.get("name")) or "(unnamed tool)"
+        name = _CTRL_RE.sub("", name)
+        cid = _as_text(call.get("id"))
+        head = f'<span class="tv-tool-name">{ctx.mark(_esc(name))}</span>'
+        if cid:
+            head += f'<span class="tv-call-id">{_esc(cid)}</span>'
+        args = _render_args(call.get("arguments"), ctx, full, msg_id)
+        res = _render_result(result, ctx) if (result is not None and i == target) else ""
+        out.append(f'<div class="tv-call"><div class="tv-call-head">{head}</div>{args}{res}</div>')
+    return "".join(out), target is not None
+
+
+# ---------------------------------------------------------------------------
+# images
+# ---------------------------------------------------------------------------
+
+_DATA_IMG_RE = re.compile(r"data:image/(png|jpeg|jpg|gif|webp);base64,([A-Za-z0-9+/]+={0,2})\Z")
+
+
+def _render_images(images: Any) -> str:
+    if not images or not isinstance(images, list):
+        return ""
+    out = []
+    for im in images:
+        if not isinstance(im, dict):
+            continue
+        mt = _as_text(im.get("media_type"))[:60]
+        data = im.get("data_uri")
+        url = im.get("url")
+        ph = im.get("placeholder")
+        if isinstance(data, str) and data:
+            head, _, payload = data.partition(",")
+            est = len(payload) * 3 // 4
+            if est > MAX_IMAGE_BYTES:
+                out.append(
+                    f'<span class="tv-img-note">image {_esc(mt)} skipped: {_fmt_kb(est)} is over the '
+                    f"{_fmt_kb(MAX_IMAGE_BYTES)} thumbnail cap</span>"
+                )
+                continue
+            if re.search(r"\s", payload):
+                data = head + "," + re.sub(r"\s+", "", payload)
+            m = _DATA_IMG_RE.match(data)
+            if m:
+                label = f"image/{m.group(1)}, {_fmt_kb(est)}"
+                out.append(f'<img class="tv-thumb" src="{_esc(data)}" alt="{_esc(label)}" title="{_esc(label)}">')
+            else:
+                out.append(f'<span class="tv-img-note">embedded image of unsupported type not shown'
+                           f' ({_esc(head[:60])})</span>')
+        elif isinstance(url, str) and url:
+            u = _CTRL_RE.sub("", url)[:500]
+            out.append(f'<span class="tv-img-note">remote image, not loaded: <code>{_esc(u)}</code></span>')
+        else:
+            text = _as_text(ph)[:200] or "image"
+            out.append(f'<span class="tv-img-note">{_esc(_CTRL_RE.sub("", text))} {_esc(mt)}</span>')
+    return f'<div class="tv-images">{"".join(out)}</div>' if out else ""
+
+
+# ---------------------------------------------------------------------------
+# messages
+# ---------------------------------------------------------------------------
+
+
+def _render_item(item: dict, index: int, ctx: _Ctx) -> str:
+    if not isinstance(item, dict):
+        return ""
+    msg = item.get("message")
+    if not isinstance(msg, dict):
+        msg = {}
+    role = msg.get("role")
+    role_cls = role if role in ROLES else "other"
+    label = _ROLE_LABELS.get(role_cls, "message")
+    pos = _int(item.get("position"), index)
+    mid = _as_text(msg.get("id"))
+    full = mid in ctx.expanded
+    result = item.get("result") if isinstance(item.get("result"), dict) else None
+    unmatched = bool(item.get("unmatched"))
+    error = item.get("error")
+    error_text = _as_text(error) if error not in (None, "", False) else ""
+    is_error = bool(msg.get("is_error"))
+    result_error = bool(result and result.get("is_error"))
+    hits_before = ctx.hits
+
+    # header ---------------------------------------------------------------
+    head = [f'<span class="tv-role">{label}</span>', f'<span class="tv-pos">#{pos}</span>']
+    name = msg.get("name")
+    if name not in (None, ""):
+        head.append(f'<span class="tv-name">{_esc(_CTRL_RE.sub("", _as_text(name))[:200])}</span>')
+    if role == "tool_result" and msg.get("tool_use_id"):
+        head.append(f'<span class="tv-call-id">↳ {_esc(_as_text(msg.get("tool_use_id"))[:200])}</span>')
+    t = _fmt_time(msg.get("timestamp"))
+    if t:
+        head.append(f'<span class="tv-time" title="{_esc(t[1])}">{_esc(t[0])}</span>')
+    head.append(f'<span class="tv-size">{_fmt_chars(message_size(msg))}</span>')
+    if unmatched:
+        if role == "tool_use":
+            head.append('<span class="tv-badge tv-badge-warn">no result</span>')
+        elif role == "tool_result":
+            head.append('<span class="tv-badge tv-badge-warn">no matching call</span>')
+        else:
+            head.append('<span class="tv-badge tv-badge-warn">unmatched</span>')
+    if is_error or result_error:
+        head.append('<span class="tv-badge tv-badge-error">error</span>')
+    if error_text:
+        head.append('<span class="tv-badge tv-badge-error">request error</span>')
+
+    # body -----------------------------------------------------------------
+    body: list[str] = []
+    content = msg.get("content")
+    calls = msg.get("tool_calls") if isinstance(msg.get("tool_calls"), list) else None
+    if role == "thinking":
+        inner = _render_text(content, ctx, full, mid) or '<div class="tv-empty">(empty)</div>'
+        is_open = " open" if ctx.hits > hits_before else ""
+        n = len(_as_text(content))
+        body.append(
+            f'<details class="tv-thinking"{is_open}><summary>thinking · {_fmt_chars(n)}</summary>'
+            f"{inner}</details>"
+        )
+    elif role == "tool_result":
+        body.append(_render_output(content, ctx, full, mid))
+    elif role == "tool_use":
+        if _as_text(content).strip():
+            body.append(_render_text(content, ctx, full, mid))
+        if calls:
+            calls_html, _ = _render_calls(calls, result, unmatched, ctx, full, mid)
+            body.append(calls_html)
+        elif result is not None:
+            body.append(_render_result(result, ctx))
+    else:
+        text_html = _render_text(content, ctx, full, mid)
+        if text_html:
+            body.append(text_html)
+        if calls:
+            calls_html, _ = _render_calls(calls, result, unmatched, ctx, full, mid)
+            body.append(calls_html)
+        if not text_html and not calls:
+            body.append('<div class="tv-empty">(empty)</div>')
+    body.append(_render_images(msg.get("images")))
+    if error_text:
+        body.append(ctx.mark(f'<div class="tv-errbox">{_esc(_clean_text(error_text))}</div>'))
+
+    cls = ["tv-msg", f"tv-role-{role_cls}"]
+    if is_error or error_text or result_error:
+        cls.append("tv-error")
+    if unmatched:
+        cls.append("tv-unmatched")
+    hits = ctx.hits - hits_before
+    attrs = f' data-msg-id="{_esc(mid)}"'
+    if ctx.rx is not None:
+        attrs += f' data-hits="{hits}"'
+        if hits:
+            cls.append("tv-has-hit")
+    return (
+        f'<div class="{" ".join(cls)}" id="msg-{pos}"{attrs}>'
+        f'<div class="tv-head">{"".join(head)}</div>'
+        f'<div class="tv-body">{"".join(body)}</div></div>\n'
+    )
+
+
+# Lines that are empty or whitespace-only would end an HTML block if the page is
+# passed through a Markdown renderer; encode the newline before them instead.
+_BLANK_LINE_RE = re.compile(r"\n(?=[ \t]*(?:\n|\Z))")
+
+
+def _finish(out: str) -> str:
+    return _BLANK_LINE_RE.sub("&#10;", out)
+
+
+def render_messages(
+    items: list[dict],
+    *,
+    max_chars: int = 4000,
+    query: str | None = None,
+    expanded: set[str] = frozenset(),
+) -> str:
+    """One inert HTML block for a page of view items, wrapped in ``div.tv-root``."""
+    ctx = _Ctx(max_chars, _query_re(query), expanded if expanded is not None else frozenset())
+    parts = ['<div class="tv-root">\n']
+    for i, item in enumerate(items or ()):
+        parts.append(_render_item(item, i, ctx))
+    parts.append("</div>")
+    return _finish("".join(parts))
+
+
+def render_raw(message: dict) -> str:
+    """The message's exact JSON, pretty-printed and escaped, in a <pre>."""
+    text = _dumps(message)
+    return _finish(f'<div class="tv-root">{_plain_pre(text, "tv-raw")}</div>')
+
+
+def render_patch(patch: str, title: str = "patch") -> str:
+    """A unified diff artifact, highlighted, in an open <details>."""
+    text = _as_text(patch).replace("\r\n", "\n")
+    text = _CTRL_RE.sub("", _ANSI_RE.sub("", text))
+    files = len(re.findall(r"^diff --git ", text, re.M)) or len(re.findall(r"^\+\+\+ ", text, re.M))
+    added = len(re.findall(r"^\+(?!\+\+ )", text, re.M))
+    removed = len(re.findall(r"^-(?!-- )", text, re.M))
+    stats = f"{files} file{'s' if files != 1 else ''}, +{added} −{removed}"
+    title = _CTRL_RE.sub("", _as_text(title))[:300] or "patch"
+    body = _hl(text, "diff", "diff") if text.strip() else '<div class="tv-empty">(empty patch)</div>'
+    return _finish(
+        f'<div class="tv-root"><details class="tv-patch" open><summary><span class="tv-patch-title">'
+        f'{_esc(title)}</span><span class="tv-size">{stats}</span></summary>{body}</details></div>'
+    )
+
+
+# ---------------------------------------------------------------------------
+# CSS
+# ---------------------------------------------------------------------------
+
+
+def _pyg_rules(style: str, prefixes: list[str]) -> list[str]:
+    fmt = HtmlFormatter(style=style, classprefix=_HL_PREFIX)
+    rules = fmt.get_background_style_defs(prefixes) + fmt.get_token_style_defs(prefixes)
+    return [r for r in rules if r.strip()]
+
+
+@functools.lru_cache(maxsize=1)
+def page_css() -> str:
+    """Our stylesheet plus pygments token colours (light + dark), scoped under .tv-root."""
+    try:
+        own = Path(__file__).with_name("style.css").read_text(encoding="utf-8")
+    except OSError:
+        own = ""
+    light = _pyg_rules(_LIGHT_STYLE, [".tv-root .tv-hl"])
+    dark_auto = _pyg_rules(_DARK_STYLE, [".tv-root:not(.tv-light) .tv-hl"])
+    light_forced = _pyg_rules(_LIGHT_STYLE, [".tv-light .tv-root .tv-hl", ".tv-root.tv-light .tv-hl"])
+    dark_forced = _pyg_rules(_DARK_STYLE, [".tv-dark .tv-root .tv-hl", ".tv-root.tv-dark .tv-hl"])
+    return "\n".join(
+        [
+            own,
+            "/* --- code highlighting: light --- */",
+            *light,
+            ".tv-root .tv-hl { color: #1f2328; }",
+            "/* --- code highlighting: dark (system preference) --- */",
+            "@media (prefers-color-scheme: dark) {",
+            *dark_auto,
+            "}",
+            "/* --- code highlighting: explicit theme classes --- */",
+            *light_forced,
+            ".tv-light .tv-root .tv-hl, .tv-root.tv-light .tv-hl { color: #1f2328; }",
+            *dark_forced,
+            "/* --- diff line tints (after token colours) --- */",
+            ".tv-root .tv-hl .tv-hl-gi { background: rgba(46, 160, 67, 0.16); }",
+            ".tv-root .tv-hl .tv-hl-gd { background: rgba(248, 81, 73, 0.16); }",
+            ".tv-root .tv-hl .tv-hl-gu { background: rgba(84, 174, 255, 0.14); }",
+            "",
+        ]
+    )
