@@ -11,6 +11,7 @@ from pathlib import Path
 from .cook.document import DocumentBuilder
 from .errors import (ConversionError, Problem, UnsupportedFormatError, ValidationError,
                      WorkflowFormatError)
+from .records import looks_binary
 from .registry import detect, formats, get
 from .source import Source, expand, expand_uploads, from_bytes
 
@@ -57,11 +58,18 @@ def cook_sources(sources, fmt: str | None = None, problems: list[Problem] | None
         digest = None
         try:
             digest = _digest(src)
+            if not src.head.strip():
+                entry = builder.add_failed_input(src.name, digest, src.size, None, [Problem(src.name, "the file is empty")])
+                summaries.append(InputSummary(src.name, None, problems=entry["problems"]))
+                continue
             f = forced or detect(src)
             result = f.parse(src, fmt) if forced and fmt != f.name else f.parse(src)
             entry = builder.add_result(src.name, digest, src.size, result)
         except UnsupportedFormatError as e:
-            entry = builder.add_failed_input(src.name, digest, src.size, None, [Problem(src.name, str(e).split(": ", 1)[1])])
+            why = str(e).split(": ", 1)[1]
+            if looks_binary(src.head):
+                why = "not a text file (binary content): " + why
+            entry = builder.add_failed_input(src.name, digest, src.size, None, [Problem(src.name, why)])
         except WorkflowFormatError as e:
             errs = getattr(e, "errors", None) or [Problem(src.name, str(e))]
             entry = builder.add_failed_input(src.name, digest, src.size, None, errs)

@@ -59,6 +59,13 @@ def _as_key(value: Any) -> Any:
     return repr(value)
 
 
+def _dumps_text(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return str(value)
+
+
 def _snippet(text: str, limit: int = 80) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[:limit] + "…"
@@ -118,6 +125,11 @@ class _Decoder:
                 if type(obj) is dict:
                     self.emit(obj)
                     return
+            # A terminator at the very end closes the last line; it does not start another.
+            if line.endswith("\r\n"):
+                line = line[:-2]
+            elif line.endswith("\n") or line.endswith("\r"):
+                line = line[:-1]
             for sub in _LINE_BREAK.split(line):
                 self.feed(index, sub)
             return
@@ -227,9 +239,10 @@ def parse_sse_events(lines: Iterable[str]) -> tuple[list[dict], list[tuple[int, 
     append = events.append
     loads = _loads
     decode_error = _JSONDecodeError
+    pending = dec.buf  # same list object for the whole run (only cleared, never replaced)
 
     for i, line in enumerate(lines):
-        if dec.buf or type(line) is not str:
+        if pending or type(line) is not str:
             dec.feed(i, line)
         elif line.startswith("data:"):
             try:
@@ -241,8 +254,11 @@ def parse_sse_events(lines: Iterable[str]) -> tuple[list[dict], list[tuple[int, 
                 append(obj)
             else:
                 dec.feed(i, line)
-        elif line.startswith("event:") and "\n" not in line and "\r" not in line:
-            pass
+        elif line.startswith("event:"):
+            # The name repeats the data's "type"; only a line holding more than one line
+            # needs the slow path.
+            if "\n" in line or "\r" in line:
+                dec.feed(i, line)
         elif line.startswith("{"):
             try:
                 obj = loads(line)
@@ -392,7 +408,10 @@ def rebuild_claude(events: list[dict]) -> tuple[dict, list[str]]:
     content = result["content"]
     for index, block, fields in entries:
         for field, parts in fields.items():
-            joined = "".join(parts)
+            try:
+                joined = "".join(parts)
+            except TypeError:  # a non-string piece from a misbehaving proxy
+                joined = "".join(p if isinstance(p, str) else _dumps_text(p) for p in parts)
             if field == "partial_json":
                 if not joined.strip():
                     if not isinstance(block.get("input"), dict):
@@ -471,7 +490,7 @@ def rebuild_openai(events: list[dict]) -> tuple[dict, list[str]]:
             if fr is not None:
                 finish_reason = fr
             delta = choice.get("delta")
-            if not delta:
+            if type(delta) is not dict:
                 continue
             c = delta.get("content")
             if c is not None:
@@ -555,7 +574,7 @@ def _accumulate_tool_call(tc: Any, calls: dict, call_args: dict) -> None:
         args = fn.get("arguments")
         if args:
             if type(args) is not str:
-                args = orjson.dumps(args).decode()
+                args = _dumps_text(args)
             call_args[index].append(args)
     if call["type"] is None and fn is not None:
         call["type"] = "function"

@@ -70,6 +70,11 @@ def _esc(value: Any) -> str:
     return html.escape(value if isinstance(value, str) else str(value), quote=True)
 
 
+def _short(value: Any, limit: int = 200) -> str:
+    """Untrusted label text (names, ids): no terminal escapes or controls, bounded."""
+    return _clean_text(_as_text(value)[: limit * 2])[:limit]
+
+
 def _as_text(value: Any) -> str:
     """Content as a string, whatever the trace put there."""
     if value is None:
@@ -148,7 +153,7 @@ def _fmt_time(ts: Any) -> tuple[str, str] | None:
             return (str(ts)[:40], str(ts)[:40])
         full = dt.strftime("%Y-%m-%d %H:%M:%S") + f".{dt.microsecond // 1000:03d} UTC"
         return (dt.strftime("%Y-%m-%d %H:%M:%S"), full)
-    s = _CTRL_RE.sub("", str(ts))[:64]
+    s = _short(ts, 64)
     return (s, s) if s else None
 
 
@@ -239,12 +244,17 @@ def _lexer(name: str):
 def _hl(text: str, lang: str, kind: str) -> str:
     """Highlighted <pre>. Pygments escapes the text itself."""
     body = _pyg_highlight(text, _lexer(lang), _FORMATTER)
-    # The newline after <pre> is eaten by HTML parsers; keeps leading newlines intact.
-    return f'<pre class="tv-hl tv-hl-{kind}">\n{body}</pre>'
+    return f'<pre class="tv-hl tv-hl-{kind}">{_pre_nl(body)}{body}</pre>'
+
+
+def _pre_nl(body: str) -> str:
+    # HTML parsers drop one newline right after <pre>; protect a leading newline.
+    return "\n" if body.startswith("\n") else ""
 
 
 def _plain_pre(text: str, cls: str = "tv-text") -> str:
-    return f'<pre class="{cls}">\n{html.escape(text, quote=False)}</pre>'
+    body = html.escape(text, quote=False)
+    return f'<pre class="{cls}">{_pre_nl(body)}{body}</pre>'
 
 
 # ---------------------------------------------------------------------------
@@ -326,7 +336,8 @@ def _ansi_html(text: str) -> str:
         if m.group(2) == "m":
             _sgr(m.group(1) or "", st)
     emit(text[pos:])
-    return '<pre class="tv-text tv-ansi">\n' + "".join(out) + "</pre>"
+    body = "".join(out)
+    return f'<pre class="tv-text tv-ansi">{_pre_nl(body)}{body}</pre>'
 
 
 # ---------------------------------------------------------------------------
@@ -433,7 +444,7 @@ def _clip(text: str, ctx: _Ctx, full: bool, msg_id: str) -> tuple[str, str]:
         if hidden:
             extra = f" · {hidden:,} more match{'es' if hidden != 1 else ''} in the hidden part"
     note = (
-        f'<div class="tv-trunc" data-msg-id="{_esc(msg_id)}">… showing {limit:,} of {total:,} chars '
+        f'<div class="tv-trunc" data-msg-id="{_esc(_short(msg_id, 500))}">… showing {limit:,} of {total:,} chars '
         f"({_fmt_kb(nbytes)}){extra}</div>"
     )
     return shown, note
@@ -545,8 +556,10 @@ def _render_args(args: Any, ctx: _Ctx, full: bool, msg_id: str) -> str:
     pairs = _edit_pairs(args)
     if pairs is not None:
         path = args.get("file_path") or args.get("path") or "file"
-        path = _CTRL_RE.sub("", str(path)).replace("\n", " ")
+        path = _short(path, 500).replace("\n", " ")
         diff = _edit_diff(pairs, path)
+        if diff:
+            diff = _clean_text(diff)
         if diff is not None:
             meta = {k: v for k, v in args.items() if k not in _EDIT_META_SKIP}
             head = f'<div class="tv-edit-path">{ctx.mark(_esc(path))}</div>'
@@ -580,7 +593,7 @@ def _render_result(result: dict, ctx: _Ctx) -> str:
     imgs = _render_images(result.get("images"))
     cls = "tv-result tv-error" if err else "tv-result"
     return (
-        f'<div class="{cls}" data-msg-id="{_esc(rid)}"><div class="tv-result-head">'
+        f'<div class="{cls}" data-msg-id="{_esc(_short(rid, 500))}"><div class="tv-result-head">'
         f'<span class="tv-result-label">result</span>{badges}{size}</div>{body}{imgs}</div>'
     )
 
@@ -601,9 +614,8 @@ def _render_calls(calls: list, result: dict | None, unmatched: bool, ctx: _Ctx, 
     for i, call in enumerate(calls):
         if not isinstance(call, dict):
             call = {"name": None, "arguments": call, "id": None}
-        name = _as_text(call.get("name")) or "(unnamed tool)"
-        name = _CTRL_RE.sub("", name)
-        cid = _as_text(call.get("id"))
+        name = _short(call.get("name"), 300) or "(unnamed tool)"
+        cid = _short(call.get("id"))
         head = f'<span class="tv-tool-name">{ctx.mark(_esc(name))}</span>'
         if cid:
             head += f'<span class="tv-call-id">{_esc(cid)}</span>'
@@ -627,7 +639,7 @@ def _render_images(images: Any) -> str:
     for im in images:
         if not isinstance(im, dict):
             continue
-        mt = _as_text(im.get("media_type"))[:60]
+        mt = _short(im.get("media_type"), 60)
         data = im.get("data_uri")
         url = im.get("url")
         ph = im.get("placeholder")
@@ -650,11 +662,11 @@ def _render_images(images: Any) -> str:
                 out.append(f'<span class="tv-img-note">embedded image of unsupported type not shown'
                            f' ({_esc(head[:60])})</span>')
         elif isinstance(url, str) and url:
-            u = _CTRL_RE.sub("", url)[:500]
+            u = _short(url, 500)
             out.append(f'<span class="tv-img-note">remote image, not loaded: <code>{_esc(u)}</code></span>')
         else:
-            text = _as_text(ph)[:200] or "image"
-            out.append(f'<span class="tv-img-note">{_esc(_CTRL_RE.sub("", text))} {_esc(mt)}</span>')
+            text = _short(ph) or "image"
+            out.append(f'<span class="tv-img-note">{_esc(text)} {_esc(mt)}</span>')
     return f'<div class="tv-images">{"".join(out)}</div>' if out else ""
 
 
@@ -675,6 +687,7 @@ def _render_item(item: dict, index: int, ctx: _Ctx) -> str:
     pos = _int(item.get("position"), index)
     mid = _as_text(msg.get("id"))
     full = mid in ctx.expanded
+    mid_attr = _short(mid, 500)
     result = item.get("result") if isinstance(item.get("result"), dict) else None
     unmatched = bool(item.get("unmatched"))
     error = item.get("error")
@@ -687,9 +700,9 @@ def _render_item(item: dict, index: int, ctx: _Ctx) -> str:
     head = [f'<span class="tv-role">{label}</span>', f'<span class="tv-pos">#{pos}</span>']
     name = msg.get("name")
     if name not in (None, ""):
-        head.append(f'<span class="tv-name">{_esc(_CTRL_RE.sub("", _as_text(name))[:200])}</span>')
+        head.append(f'<span class="tv-name">{_esc(_short(name))}</span>')
     if role == "tool_result" and msg.get("tool_use_id"):
-        head.append(f'<span class="tv-call-id">↳ {_esc(_as_text(msg.get("tool_use_id"))[:200])}</span>')
+        head.append(f'<span class="tv-call-id">↳ {_esc(_short(msg.get("tool_use_id")))}</span>')
     t = _fmt_time(msg.get("timestamp"))
     if t:
         head.append(f'<span class="tv-time" title="{_esc(t[1])}">{_esc(t[0])}</span>')
@@ -747,7 +760,7 @@ def _render_item(item: dict, index: int, ctx: _Ctx) -> str:
     if unmatched:
         cls.append("tv-unmatched")
     hits = ctx.hits - hits_before
-    attrs = f' data-msg-id="{_esc(mid)}"'
+    attrs = f' data-msg-id="{_esc(mid_attr)}"'
     if ctx.rx is not None:
         attrs += f' data-hits="{hits}"'
         if hits:
@@ -798,7 +811,7 @@ def render_patch(patch: str, title: str = "patch") -> str:
     added = len(re.findall(r"^\+(?!\+\+ )", text, re.M))
     removed = len(re.findall(r"^-(?!-- )", text, re.M))
     stats = f"{files} file{'s' if files != 1 else ''}, +{added} −{removed}"
-    title = _CTRL_RE.sub("", _as_text(title))[:300] or "patch"
+    title = _short(title, 300) or "patch"
     body = _hl(text, "diff", "diff") if text.strip() else '<div class="tv-empty">(empty patch)</div>'
     return _finish(
         f'<div class="tv-root"><details class="tv-patch" open><summary><span class="tv-patch-title">'

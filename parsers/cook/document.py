@@ -105,7 +105,7 @@ class DocumentBuilder:
             timeline = _main_branch(reqs)
         problems = [p.as_dict() for p in parsed.problems]
         trace = {
-            "id": tid, "title": parsed.title or source, "task": parsed.task, "format": parsed.format,
+            "id": tid, "title": scrub_text(parsed.title or source), "task": parsed.task, "format": parsed.format,
             "source": source, "models": parsed.models or _models(reqs),
             "started_at": parsed.started_at, "ended_at": parsed.ended_at,
             "duration_ms": parsed.duration_ms, "outcome": parsed.outcome,

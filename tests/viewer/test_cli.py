@@ -1,0 +1,72 @@
+"""The `traceview` command as a user runs it: exit codes, messages, no tracebacks."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+REPO = Path(__file__).resolve().parents[2]
+RECORD = {"id": "r1", "timestamp": "2026-02-20T10:00:00Z", "duration_ms": 900,
+          "request": {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]},
+          "response": {"choices": [{"message": {"role": "assistant", "content": "hello"}}],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": 3}}}
+
+
+def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "viewer.cli", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_cook_to_stdout_and_summary_on_stderr(tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(orjson.dumps(RECORD) + b"\n")
+    p = run("cook", str(log))
+    assert p.returncode == 0
+    doc = json.loads(p.stdout)
+    assert [r["id"] for r in doc["requests"]] == ["r1"]
+    assert doc["requests"][0]["timestamp"] == 1771581600000
+    assert p.stderr.strip() == ("log.jsonl: request-log, 1 trace, 1 requests, 2 unique messages, 0 tools, 0 problems")
+
+
+def test_cook_exit_1_when_nothing_cooked(tmp_path):
+    (tmp_path / "notes.txt").write_text("just some notes\n")
+    p = run("cook", str(tmp_path / "notes.txt"), "-o", str(tmp_path / "out.json"))
+    assert p.returncode == 1
+    assert "nothing cooked" in p.stderr and "Traceback" not in p.stderr
+    assert "request-log:" in p.stderr  # says which formats were tried and why they declined
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_cook_exit_2_for_wrong_usage(tmp_path):
+    assert run("cook").returncode == 2
+    p = run("cook", "--format", "nonsense", str(tmp_path))
+    assert p.returncode == 2 and "invalid choice" in p.stderr
+    assert run("frobnicate").returncode == 2
+
+
+def test_missing_input_is_reported(tmp_path):
+    p = run("cook", str(tmp_path / "nope.jsonl"))
+    assert p.returncode == 1 and "no such file" in p.stderr
+
+
+def test_validate_reports_errors_with_json_paths(tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(orjson.dumps(RECORD) + b"\n")
+    out = tmp_path / "c.json"
+    assert run("cook", str(log), "-o", str(out)).returncode == 0
+    ok = run("validate", str(out))
+    assert ok.returncode == 0 and "valid cooked document" in ok.stdout
+    doc = json.loads(out.read_text())
+    doc["messages"][0]["role"] = "robot"
+    doc["requests"][0]["request_messages"].append("ffffffffffffffff")
+    del doc["traces"][0]["timeline"]
+    out.write_text(json.dumps(doc))
+    bad = run("validate", str(out))
+    assert bad.returncode == 1
+    assert "/messages/0/role" in bad.stdout and "'robot' is not one of" in bad.stdout
+    assert "/traces/0: 'timeline' is a required property" in bad.stdout
+    (tmp_path / "junk.json").write_text("{nope")
+    junk = run("validate", str(tmp_path / "junk.json"))
+    assert junk.returncode == 1 and "not valid JSON" in junk.stdout
