@@ -25,6 +25,7 @@ class Message:
     tool_use_id: str | None = None
     is_error: bool | None = None
     extra: dict | None = None  # name, timestamp, images, ... (not part of the id)
+    cid: str | None = None  # content id, set by the cook the first time it sees this object
 
 
 @dataclass(slots=True)

@@ -55,10 +55,11 @@ def parse(src: Source, shape: str | None = None) -> ParseResult:
 def _calls(src: Source, shape: str | None, trace: ParsedTrace, problems: list[Problem]) -> Iterator[Call]:
     shapes_seen: set[str] = set()
     title = None
+    memo: dict = {}
     for line, record, rec in iter_records(src, problems):
         where = {"line": line, "record": record}
         try:
-            call, kind = convert_record(rec, shape, src.name, where, problems)
+            call, kind = convert_record(rec, shape, src.name, where, problems, memo)
         except Exception as e:  # a shape no rule foresaw: report it, keep the rest
             problems.append(Problem(src.name, f"record could not be read ({type(e).__name__}: {e}); skipped", **where))
             continue
@@ -104,7 +105,8 @@ def detect_shape(request: dict, response) -> str:
     return "openai"
 
 
-def convert_record(rec, shape: str | None, file: str, where: dict, problems: list[Problem]) -> tuple[Call | None, str]:
+def convert_record(rec, shape: str | None, file: str, where: dict, problems: list[Problem],
+                   memo: dict | None = None) -> tuple[Call | None, str]:
     """One log record -> Call (or None when it is skipped, with the reason in `problems`)."""
     def problem(path: str, message: str):
         problems.append(Problem(file, message, path=path, **where))
@@ -143,7 +145,7 @@ def convert_record(rec, shape: str | None, file: str, where: dict, problems: lis
     if response is None and not error:
         error = None  # a request logged without its answer: kept, with no response messages
 
-    conv = {"claude": _ClaudeShape, "gemini": _GeminiShape}.get(kind, _OpenAIShape)(file, where, problems)
+    conv = {"claude": _ClaudeShape, "gemini": _GeminiShape}.get(kind, _OpenAIShape)(file, where, problems, memo)
     req_msgs = conv.request_messages(request)
     resp_msgs, model, stop, usage_raw, resp_id = ([], None, None, None, None)
     if isinstance(response, dict) and _is_chat_response(kind, response):
@@ -159,7 +161,8 @@ def convert_record(rec, shape: str | None, file: str, where: dict, problems: lis
     params = {k: request[k] for k in PARAM_KEYS if k in request}
     rid = rec.get("id")
     return Call(
-        request_messages=req_msgs, response_messages=resp_msgs, tools=conv.tools(request.get("tools")),
+        request_messages=req_msgs, response_messages=resp_msgs,
+        tools=conv.cached({"tools": request.get("tools")}, lambda: conv.tools(request.get("tools"))),
         id=str(rid) if rid is not None else None, timestamp=ts, model=model, provider=PROVIDER[kind],
         duration_ms=duration if isinstance(duration, (int, float)) and not isinstance(duration, bool) else None,
         usage=usage_mod.from_any(usage_raw), stop_reason=stop, error=error, params=params or None,
@@ -194,8 +197,52 @@ def _json_text(v) -> str:
 
 
 class _Shape:
-    def __init__(self, file: str, where: dict, problems: list[Problem]):
+    name = ""
+
+    def __init__(self, file: str, where: dict, problems: list[Problem], memo: dict | None = None):
         self.file, self.where, self.problems = file, where, problems
+        self.memo = memo if memo is not None else {}
+
+    def cached(self, raw, convert) -> list[Message]:
+        """Converted messages of one raw message, reused when the same raw message recurs.
+
+        Logged requests repeat the whole history, so most messages of a request were seen
+        in the previous one; converting (and later hashing) each only once keeps cooking
+        close to the cost of parsing the JSON. The key is the raw message's exact JSON."""
+        try:
+            key = orjson.dumps(raw)
+        except TypeError:
+            return convert()
+        key = self.name.encode() + key
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = convert()
+        return hit
+
+    def convert_history(self, raws: list, convert_one) -> list[Message]:
+        """Converted messages of a request's history.
+
+        Most requests repeat the previous request's history and add a little: the shared
+        prefix is found by one list comparison (in C) and its conversion reused; only the
+        rest goes through `cached`."""
+        slot = ("previous history", self.name)
+        prev = self.memo.get(slot)
+        done: list[list[Message]] = []
+        k = 0
+        if prev is not None:
+            praw, pconv = prev
+            n = min(len(praw), len(raws))
+            if raws[:n] == praw[:n]:
+                k = n
+            else:
+                while k < n and raws[k] == praw[k]:
+                    k += 1
+            done = pconv[:k]
+        for i in range(k, len(raws)):
+            raw = raws[i]
+            done.append(self.cached(raw, lambda: convert_one(raw, i)))
+        self.memo[slot] = (raws, done)
+        return [m for part in done for m in part]
 
     def problem(self, path: str, message: str):
         self.problems.append(Problem(self.file, message, path=path, **self.where))
@@ -216,6 +263,7 @@ class _Shape:
 
 
 class _ClaudeShape(_Shape):
+    name = "claude"
     def request_messages(self, req: dict) -> list[Message]:
         out: list[Message] = []
         system = req.get("system")
@@ -223,20 +271,24 @@ class _ClaudeShape(_Shape):
             if system:
                 out.append(Message("system", system))
         elif isinstance(system, list):
-            for i, b in enumerate(system):
-                if isinstance(b, dict) and b.get("type", "text") == "text":
-                    out.append(Message("system", str(b.get("text", ""))))
-                elif isinstance(b, str):
-                    out.append(Message("system", b))
-                else:
-                    self.problem(pointer("request", "system", i), "expected a text block; kept as JSON text")
-                    out.append(Message("system", _json_text(b)))
+            out.extend(self.cached({"system": system}, lambda: self.system_blocks(system)))
         msgs = req.get("messages")
         if not isinstance(msgs, list):
             self.problem("/request/messages", f"expected an array of messages, found {_kind(msgs)}")
             return out
-        for i, m in enumerate(msgs):
-            out.extend(self.message(m, pointer("request", "messages", i)))
+        out.extend(self.convert_history(msgs, lambda m, i: self.message(m, pointer("request", "messages", i))))
+        return out
+
+    def system_blocks(self, system: list) -> list[Message]:
+        out = []
+        for i, b in enumerate(system):
+            if isinstance(b, dict) and b.get("type", "text") == "text":
+                out.append(Message("system", str(b.get("text", ""))))
+            elif isinstance(b, str):
+                out.append(Message("system", b))
+            else:
+                self.problem(pointer("request", "system", i), "expected a text block; kept as JSON text")
+                out.append(Message("system", _json_text(b)))
         return out
 
     def message(self, m, path: str) -> list[Message]:
@@ -333,15 +385,13 @@ def _result_text(content) -> str:
 
 
 class _OpenAIShape(_Shape):
+    name = "openai"
     def request_messages(self, req: dict) -> list[Message]:
         msgs = req.get("messages")
         if not isinstance(msgs, list):
             self.problem("/request/messages", f"expected an array of messages, found {_kind(msgs)}")
             return []
-        out: list[Message] = []
-        for i, m in enumerate(msgs):
-            out.extend(self.message(m, pointer("request", "messages", i)))
-        return out
+        return self.convert_history(msgs, lambda m, i: self.message(m, pointer("request", "messages", i)))
 
     def content(self, role: str, content, path: str) -> list[Message]:
         if content is None:
@@ -438,6 +488,7 @@ class _OpenAIShape(_Shape):
 
 
 class _GeminiShape(_Shape):
+    name = "gemini"
     def request_messages(self, req: dict) -> list[Message]:
         out: list[Message] = []
         sys_ = req.get("systemInstruction") or req.get("system_instruction")
@@ -453,14 +504,16 @@ class _GeminiShape(_Shape):
         if not isinstance(contents, list):
             self.problem("/request/contents", f"expected an array of contents, found {_kind(contents)}")
             return out
-        for i, c in enumerate(contents):
-            path = pointer("request", "contents", i)
-            if not isinstance(c, dict):
-                self.problem(path, f"expected a content object, found {_kind(c)}; skipped")
-                continue
-            role = "assistant" if c.get("role") == "model" else "user"
-            out.extend(self.parts(role, c.get("parts"), path + "/parts"))
+        out.extend(self.convert_history(contents, self.content))
         return out
+
+    def content(self, c, i: int) -> list[Message]:
+        path = pointer("request", "contents", i)
+        if not isinstance(c, dict):
+            self.problem(path, f"expected a content object, found {_kind(c)}; skipped")
+            return []
+        role = "assistant" if c.get("role") == "model" else "user"
+        return self.parts(role, c.get("parts"), path + "/parts")
 
     def parts(self, role: str, parts, path: str) -> list[Message]:
         if not isinstance(parts, list):

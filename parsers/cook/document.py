@@ -34,7 +34,11 @@ class DocumentBuilder:
 
     # -- interning -----------------------------------------------------------------
     def intern_message(self, m: Message) -> str:
-        mid = message_id(m.role, m.content, m.tool_calls, m.tool_use_id, m.is_error)
+        # Parsers reuse one Message object for a message that recurs (request logs repeat the
+        # history in every request); its id is computed once.
+        if m.cid is not None and m.cid in self.messages:
+            return m.cid
+        mid = m.cid = message_id(m.role, m.content, m.tool_calls, m.tool_use_id, m.is_error)
         if mid not in self.messages:
             # The id is taken before masking so that dedup stays exact; the id reveals nothing.
             d = {"id": mid, "role": m.role, "content": scrub_text(m.content),
@@ -44,6 +48,10 @@ class DocumentBuilder:
                 d.update(m.extra)
             self.messages[mid] = d
         return mid
+
+    def intern_messages(self, msgs: list[Message]) -> list[str]:
+        known = self.messages
+        return [m.cid if m.cid is not None and m.cid in known else self.intern_message(m) for m in msgs]
 
     def intern_tool(self, t: dict) -> str:
         name, desc, params = t.get("name"), t.get("description"), t.get("parameters")
@@ -132,8 +140,8 @@ class DocumentBuilder:
         return {
             "_own_id": c.id, "_synthetic": False, "_parent": None,
             "id": None, "parent_id": None, "timestamp": c.timestamp,
-            "request_messages": [self.intern_message(m) for m in c.request_messages],
-            "response_messages": [self.intern_message(m) for m in c.response_messages],
+            "request_messages": self.intern_messages(c.request_messages),
+            "response_messages": self.intern_messages(c.response_messages),
             "model": c.model, "tools": [self.intern_tool(t) for t in c.tools],
             "duration_ms": c.duration_ms, "trace": tid, "provider": c.provider,
             "usage": u, "cost": cost, "cost_source": cost_source, "price": price_info,

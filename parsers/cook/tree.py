@@ -39,6 +39,7 @@ def assign_parents(requests: list[tuple[str | None, list[str], list[str], frozen
     for i, (model, req, resp, tools) in enumerate(requests):
         root = tries.get(model)
         n = len(req)
+        depth, reached = 0, None
         best, best_i = None, None
         scored: set[int] = set()
 
@@ -50,16 +51,20 @@ def assign_parents(requests: list[tuple[str | None, list[str], list[str], frozen
                 best, best_i = s, j
 
         if root is not None:
+            # The deepest node of our messages in the trie: the requests whose conversation
+            # ends there (a prefix of ours, as long as possible) and the latest one passing
+            # through it (the longest shared prefix). Shallower prefixes score worse by their
+            # length difference, so the length window below covers any that could tie.
             node = root
-            for j in node.ends:
-                score(j)
             for mid in req:
                 nxt = node.children.get(mid)
                 if nxt is None:
                     break
                 node = nxt
-                for j in node.ends:
-                    score(j)
+                depth += 1
+            reached = node
+            for j in node.ends:
+                score(j)
             if node.last >= 0 and node.last not in scored:
                 score(node.last)
             # Only requests within `limit` of our length can reach the best score (or the
@@ -78,9 +83,14 @@ def assign_parents(requests: list[tuple[str | None, list[str], list[str], frozen
         if root is None:
             root = tries[model] = _Node()
             by_len[model] = []
-        node = root
+        # Insert our conversation, starting where the lookup walk stopped (the walk followed
+        # our request messages, which begin the conversation).
+        if reached is not None:
+            node, rest = reached, conv[depth:]
+        else:
+            node, rest = root, conv
         node.last = i
-        for mid in conv:
+        for mid in rest:
             nxt = node.children.get(mid)
             if nxt is None:
                 nxt = node.children[mid] = _Node()
