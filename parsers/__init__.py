@@ -35,7 +35,8 @@ class InputSummary:
         if not self.traces:
             why = self.problems[0]["message"] if self.problems else "no trace found"
             return f"{self.name}: nothing cooked ({why})"
-        return (f"{self.name}: {self.format}, {self.traces} trace{'s' * (self.traces != 1)}, "
+        return (f"{self.name}: {self.format}, {self.records} record{'s' * (self.records != 1)}, "
+                f"{self.traces} trace{'s' * (self.traces != 1)}, "
                 f"{self.requests} requests, {self.messages} unique messages, {self.tools} tools, "
                 f"{len(self.problems)} problem{'s' * (len(self.problems) != 1)}")
 
@@ -68,7 +69,7 @@ def _cook_sources(sources, fmt, problems, builder) -> tuple[dict, list[InputSumm
     forced = get(fmt) if fmt else None
     for src in sources:
         m0, t0, r0 = len(builder.messages), len(builder.tools), len(builder.requests)
-        digest = None
+        digest, records = None, 0
         try:
             digest = _digest(src)
             if not src.head.strip():
@@ -78,6 +79,7 @@ def _cook_sources(sources, fmt, problems, builder) -> tuple[dict, list[InputSumm
             f = forced or detect(src)
             result = f.parse(src, fmt) if forced and fmt != f.name else f.parse(src)
             entry = builder.add_result(src.name, digest, src.size, result)
+            records = result.records
         except UnsupportedFormatError as e:
             why = str(e).split(": ", 1)[1]
             if looks_binary(src.head):
@@ -88,7 +90,7 @@ def _cook_sources(sources, fmt, problems, builder) -> tuple[dict, list[InputSumm
             entry = builder.add_failed_input(src.name, digest, src.size, None, errs)
         except OSError as e:
             entry = builder.add_failed_input(src.name, digest, src.size, None, [Problem(src.name, f"could not be read: {e}")])
-        s = InputSummary(src.name, entry["format"], traces=len(entry["traces"]),
+        s = InputSummary(src.name, entry["format"], records=records, traces=len(entry["traces"]),
                          requests=len(builder.requests) - r0, messages=len(builder.messages) - m0,
                          tools=len(builder.tools) - t0, problems=entry["problems"])
         # Problems found inside traces are listed with their input too.

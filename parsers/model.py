@@ -94,3 +94,4 @@ class ParseResult:
     traces: Iterable[ParsedTrace]
     groups: list[dict] = field(default_factory=list)  # sides name ParsedTrace.ref values
     problems: list[Problem] = field(default_factory=list)
+    records: int = 0  # records read (lines, instances, ...); streaming parsers count as they go

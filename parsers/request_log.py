@@ -48,15 +48,18 @@ def sniff(src: Source) -> str | None:
 def parse(src: Source, shape: str | None = None) -> ParseResult:
     problems: list[Problem] = []
     trace = ParsedTrace(format=NAME, problems=problems, meta={})
-    trace.calls = _calls(src, shape, trace, problems)
-    return ParseResult(format=NAME, traces=[trace], problems=problems)
+    result = ParseResult(format=NAME, traces=[trace], problems=problems)
+    trace.calls = _calls(src, shape, trace, result)
+    return result
 
 
-def _calls(src: Source, shape: str | None, trace: ParsedTrace, problems: list[Problem]) -> Iterator[Call]:
+def _calls(src: Source, shape: str | None, trace: ParsedTrace, result: ParseResult) -> Iterator[Call]:
+    problems = result.problems
     shapes_seen: set[str] = set()
     title = None
     memo: dict = {}
     for line, record, rec in iter_records(src, problems):
+        result.records += 1
         where = {"line": line, "record": record}
         try:
             call, kind = convert_record(rec, shape, src.name, where, problems, memo)
