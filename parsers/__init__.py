@@ -13,7 +13,7 @@ from .cook.document import DocumentBuilder
 from .errors import (ConversionError, Problem, UnsupportedFormatError, ValidationError,
                      WorkflowFormatError)
 from .records import looks_binary
-from .registry import detect, formats, get
+from .registry import CompanionFile, detect, formats, get
 from .source import Source, expand, expand_uploads, from_bytes
 
 __all__ = ["cook_paths", "cook_uploads", "cook_sources", "InputSummary", "Problem", "formats",
@@ -30,8 +30,11 @@ class InputSummary:
     messages: int = 0
     tools: int = 0
     problems: list[dict] = field(default_factory=list)
+    note: str | None = None  # a companion file, read with another input
 
     def line(self) -> str:
+        if self.note:
+            return f"{self.name}: {self.note}"
         if not self.traces:
             why = self.problems[0]["message"] if self.problems else "no trace found"
             return f"{self.name}: nothing cooked ({why})"
@@ -80,6 +83,11 @@ def _cook_sources(sources, fmt, problems, builder) -> tuple[dict, list[InputSumm
             result = f.parse(src, fmt) if forced and fmt != f.name else f.parse(src)
             entry = builder.add_result(src.name, digest, src.size, result)
             records = result.records
+        except CompanionFile as e:
+            entry = builder.add_failed_input(src.name, digest, src.size, None, [])
+            entry["note"] = e.reason
+            summaries.append(InputSummary(src.name, None, note=e.reason))
+            continue
         except UnsupportedFormatError as e:
             why = str(e).split(": ", 1)[1]
             if looks_binary(src.head):

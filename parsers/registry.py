@@ -14,6 +14,17 @@ from .model import ParseResult
 from .source import Source
 
 
+class Companion(str):
+    """A decline that means "this file is read together with another one" (a sandbox log
+    with its conversation, a summary with its trials file): not a problem to report."""
+
+
+class CompanionFile(UnsupportedFormatError):
+    def __init__(self, name: str, reason: str):
+        self.reason = reason
+        super().__init__(name, {"companion": reason})
+
+
 @dataclass(frozen=True)
 class Format:
     name: str
@@ -71,6 +82,9 @@ def detect(source: Source) -> Format:
         if why is None:
             return fmt
         reasons[fmt.name] = why
+    for why in reasons.values():
+        if isinstance(why, Companion):
+            raise CompanionFile(source.name, str(why))
     raise UnsupportedFormatError(source.name, reasons)
 
 

@@ -36,6 +36,9 @@ class Source:
     # Resolves a path relative to this file inside the same folder or archive; None when the
     # path is missing or would leave what was opened.
     _sibling: Callable[[str], "Source | None"] = field(default=lambda rel: None)
+    # Lists a folder relative to this file's folder, inside what was opened: entry names,
+    # folders ending in "/"; None when the folder is missing or would leave what was opened.
+    _listdir: Callable[[str], "list[str] | None"] = field(default=lambda rel: None)
 
     def open(self) -> BinaryIO:
         return self._open()
@@ -54,21 +57,32 @@ class Source:
     def sibling(self, rel: str) -> "Source | None":
         return self._sibling(rel)
 
+    def listdir(self, rel_dir: str = ".") -> "list[str] | None":
+        """Entries of a folder next to this file (for logs that name related files by id)."""
+        return self._listdir(rel_dir)
+
     @property
     def basename(self) -> str:
         return posixpath.basename(self.name)
 
 
-def from_bytes(name: str, data: bytes, siblings: dict[str, bytes] | None = None) -> Source:
+def from_bytes(name: str, data: bytes, siblings: dict[str, bytes] | None = None,
+               _index: dict | None = None) -> Source:
     siblings = siblings or {}
+    index = _index if _index is not None else {}  # filled on first listing, shared by siblings
 
     def sib(rel: str) -> Source | None:
         key = _join_inside(posixpath.dirname(name), rel)
         if key is None or key not in siblings:
             return None
-        return from_bytes(key, siblings[key], siblings)
+        return from_bytes(key, siblings[key], siblings, index)
 
-    return Source(name, len(data), lambda: io.BytesIO(data), _sibling=sib)
+    def ls(rel: str) -> list[str] | None:
+        if not index:
+            index.update(_dir_index(siblings))
+        return index.get(_join_inside(posixpath.dirname(name), rel))
+
+    return Source(name, len(data), lambda: io.BytesIO(data), _sibling=sib, _listdir=ls)
 
 
 def _join_inside(base: str, rel: str) -> str | None:
@@ -79,6 +93,16 @@ def _join_inside(base: str, rel: str) -> str | None:
     if joined.startswith("../") or joined == ".." or joined.startswith("/"):
         return None
     return joined
+
+
+def _dir_index(keys) -> dict[str, list[str]]:
+    """Folder ("." for the top) -> its entries, folders ending in "/", from member paths."""
+    index: dict[str, set[str]] = {}
+    for key in keys:
+        parts = key.split("/")
+        for i, part in enumerate(parts):
+            index.setdefault("/".join(parts[:i]) or ".", set()).add(part + ("/" if i < len(parts) - 1 else ""))
+    return {d: sorted(v) for d, v in index.items()}
 
 
 def from_path(path: Path, root: Path | None = None) -> Source:
@@ -98,7 +122,20 @@ def from_path(path: Path, root: Path | None = None) -> Source:
             return None
         return from_path(target, root)
 
-    return Source(name, path.stat().st_size, lambda: open(path, "rb"), _sibling=sib)
+    def ls(rel: str) -> list[str] | None:
+        key = _join_inside(path.parent.relative_to(root).as_posix() if root != path.parent else "", rel)
+        if key is None:
+            return None
+        try:
+            real = (root / key).resolve()
+            if not real.is_relative_to(root.resolve()) or not real.is_dir():
+                return None
+            return sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in os.scandir(real)
+                          if not e.name.startswith(".") and e.name not in SKIP_DIRS)
+        except OSError:
+            return None
+
+    return Source(name, path.stat().st_size, lambda: open(path, "rb"), _sibling=sib, _listdir=ls)
 
 
 def expand(paths: list[str | Path], problems: list[Problem]) -> Iterator[Source]:
@@ -138,8 +175,9 @@ def expand_uploads(files: list[tuple[str, bytes]], problems: list[Problem]) -> I
             yield from _zip_sources(data, safe, budget, problems)
         else:
             plain[safe] = data
+    index: dict = {}
     for name in sorted(plain):
-        yield from_bytes(name, plain[name], plain)
+        yield from_bytes(name, plain[name], plain, index)
 
 
 class _Budget:
@@ -205,6 +243,8 @@ def _zip_sources(data: bytes, zname: str, budget: _Budget, problems: list[Proble
     def opener(info):
         return lambda: io.BufferedReader(_LimitedReader(zf.open(info), info.file_size))
 
+    index: dict[str, list[str]] = {}
+
     def make(key: str) -> Source:
         info = members[key]
 
@@ -212,7 +252,12 @@ def _zip_sources(data: bytes, zname: str, budget: _Budget, problems: list[Proble
             k = _join_inside(posixpath.dirname(key), rel)
             return make(k) if k in members else None
 
-        return Source(f"{zname}!{key}", info.file_size, opener(info), _sibling=sib)
+        def ls(rel: str) -> list[str] | None:
+            if not index:
+                index.update(_dir_index(members))
+            return index.get(_join_inside(posixpath.dirname(key), rel))
+
+        return Source(f"{zname}!{key}", info.file_size, opener(info), _sibling=sib, _listdir=ls)
 
     for key in sorted(members):
         yield make(key)

@@ -13,11 +13,23 @@ def cooked_schema() -> dict:
     return json.loads(resources.files("parsers.schema").joinpath("cooked.schema.json").read_text("utf-8"))
 
 
+_ID_LISTS = ("request_messages", "response_messages")
+
+
 def cooked_errors(doc) -> list[tuple[str, str]]:
-    """(JSON pointer, message) for every schema violation, plus broken references between ids."""
+    """(JSON pointer, message) for every schema violation, plus broken references between ids.
+
+    Requests of long trajectories repeat the history's ids (millions of them in a
+    3,000-message trace); those lists go to the schema validator cut to their first item and
+    are checked in full below, where every id must name a message (which the schema checked)."""
     v = jsonschema.Draft202012Validator(cooked_schema())
+    shown = doc
+    if isinstance(doc, dict) and isinstance(doc.get("requests"), list):
+        shown = dict(doc)
+        shown["requests"] = [{**r, **{k: r[k][:1] for k in _ID_LISTS if isinstance(r.get(k), list)}}
+                             if isinstance(r, dict) else r for r in doc["requests"]]
     errs = [("/" + "/".join(str(p) for p in e.absolute_path), e.message)
-            for e in sorted(v.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]
+            for e in sorted(v.iter_errors(shown), key=lambda e: list(map(str, e.absolute_path)))]
     if errs or not isinstance(doc, dict):
         return errs
     mids = {m["id"] for m in doc["messages"]}
@@ -50,17 +62,26 @@ def validate_file(path: str) -> tuple[str, list[tuple[str, str]]]:
     """Validate a cooked document (or another validatable kind); returns (kind, errors)."""
     import orjson
 
+    from .registry import formats
+
+    formats()  # formats register their validators when they load
     try:
         with open(path, "rb") as f:
-            doc = orjson.loads(f.read())
+            data = f.read()
     except OSError as e:
         return "file", [("", f"could not be read: {e}")]
+    try:
+        doc = orjson.loads(data)
     except orjson.JSONDecodeError as e:
-        return "file", [("", f"not valid JSON: {e}")]
+        try:  # JSON lines: validated as the list of their records
+            doc = [orjson.loads(line) for line in data.splitlines() if line.strip()]
+        except orjson.JSONDecodeError:
+            return "file", [("", f"not valid JSON: {e}")]
     for kind, is_kind, check in _VALIDATORS:
         if is_kind(doc):
             return kind, check(doc)
-    return "cooked document", cooked_errors(doc)
+    kinds = ", ".join(k for k, _, _ in _VALIDATORS)
+    return "file", [("", f"not a kind of file traceview validates (expected one of: {kinds})")]
 
 
 def _is_cooked(doc) -> bool:
