@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from .cook.redact import scrub_text
-from .errors import Problem, pointer
+from .errors import Problem, json_kind, pointer
 from .model import Message, ParsedTrace, ParseResult, Turn
 from .records import first_char, iter_records, looks_binary
 from .registry import Companion, Format
@@ -198,7 +198,7 @@ def parse(src: Source) -> ParseResult:
         records += 1
         where = {"line": line, "record": record}
         if not isinstance(rec, dict):
-            problems.append(Problem(src.name, f"expected a JSON object (one log record), found {_kind(rec)}; "
+            problems.append(Problem(src.name, f"expected a JSON object (one log record), found {json_kind(rec)}; "
                                               "record skipped", path="", **where))
             continue
         try:
@@ -232,9 +232,6 @@ def parse(src: Source) -> ParseResult:
     return ParseResult(format=NAME, traces=traces, groups=groups, problems=problems, records=records)
 
 
-def _kind(v) -> str:
-    return {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean",
-            type(None): "null"}.get(type(v), type(v).__name__)
 
 
 def _read_record(src: Source, rec: dict, where: dict, convs: dict, pairs: list, votes: list,
@@ -274,7 +271,7 @@ def _read_record(src: Source, rec: dict, where: dict, convs: dict, pairs: list, 
 
 def _check_state(src, state, path, where, problems) -> str | None:
     if not isinstance(state, dict):
-        problems.append(Problem(src.name, f"expected a state object, found {_kind(state)}; record skipped",
+        problems.append(Problem(src.name, f"expected a state object, found {json_kind(state)}; record skipped",
                                 path=path, **where))
         return None
     cid = state.get("conv_id")
@@ -531,12 +528,12 @@ def _sandbox_run(sbx: Source, conv_ids: set[str], problems: list[Problem]) -> di
         problems.append(Problem(sbx.name, f"sandbox log not attached: not valid JSON ({e})"))
         return None
     if not isinstance(data, dict):
-        problems.append(Problem(sbx.name, f"expected a JSON object with `sandbox_state`, found {_kind(data)}; "
+        problems.append(Problem(sbx.name, f"expected a JSON object with `sandbox_state`, found {json_kind(data)}; "
                                           "sandbox log not attached"))
         return None
     st = data.get("sandbox_state", data)
     if not isinstance(st, dict):
-        problems.append(Problem(sbx.name, f"expected an object, found {_kind(st)}; sandbox log not attached",
+        problems.append(Problem(sbx.name, f"expected an object, found {json_kind(st)}; sandbox log not attached",
                                 path="/sandbox_state"))
         return None
     cid = st.get("conv_id") if st.get("conv_id") in conv_ids else m.group(1)

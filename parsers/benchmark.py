@@ -23,11 +23,11 @@ from importlib import resources
 
 import jsonschema
 
-from .errors import Problem, pointer
+from .errors import Problem, json_kind, pointer
 from .model import ParsedTrace, ParseResult
 from .records import first_char, iter_records, looks_binary
 from .registry import Format
-from .request_log import _kind
+
 from .source import Source
 from .timeutil import to_epoch_ms
 from .validate import register_validator
@@ -124,7 +124,7 @@ def parse(src: Source) -> ParseResult:
 def to_trace(rec) -> tuple[ParsedTrace | None, str | None]:
     """A trace from one data point, or (None, why it was skipped)."""
     if not isinstance(rec, dict):
-        return None, f"expected a BenchmarkDataPoint object, found {_kind(rec)}; skipped"
+        return None, f"expected a BenchmarkDataPoint object, found {json_kind(rec)}; skipped"
     task, routing, execution = _obj(rec.get("task")), _obj(rec.get("routing")), _obj(rec.get("execution"))
     evaluation, rl = _obj(rec.get("evaluation")), _obj(rec.get("rlLabels"))
     rid, task_id = _text(rec.get("id")), _text(task.get("id"))

@@ -59,6 +59,12 @@ class ConversionError(WorkflowFormatError):
     """An input was recognised but could not be converted."""
 
 
+def json_kind(v) -> str:
+    """How a problem names the JSON type it found ("an object", "null", ...)."""
+    return {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number",
+            bool: "a boolean", type(None): "null"}.get(type(v), type(v).__name__)
+
+
 def pointer(*parts: object) -> str:
     """A JSON pointer (RFC 6901) from path parts."""
     out = []

@@ -14,7 +14,7 @@ import orjson
 
 from . import sse
 from .cook import usage as usage_mod
-from .errors import Problem, pointer
+from .errors import Problem, json_kind, pointer
 from .model import Call, Message, ParsedTrace, ParseResult
 from .records import first_char, iter_records, looks_binary
 from .registry import Format
@@ -115,11 +115,11 @@ def convert_record(rec, shape: str | None, file: str, where: dict, problems: lis
         problems.append(Problem(file, message, path=path, **where))
 
     if not isinstance(rec, dict):
-        problem("", f"expected a JSON object (a logged request), found {_kind(rec)}; skipped")
+        problem("", f"expected a JSON object (a logged request), found {json_kind(rec)}; skipped")
         return None, ""
     request = rec.get("request")
     if not isinstance(request, dict):
-        problem("/request", f"expected an object with the API request, found {_kind(request)}; skipped")
+        problem("/request", f"expected an object with the API request, found {json_kind(request)}; skipped")
         return None, ""
     response = rec.get("response")
     if "messages" not in request and "contents" not in request:
@@ -136,7 +136,7 @@ def convert_record(rec, shape: str | None, file: str, where: dict, problems: lis
         if response.get("error") and not error:
             error = _error_text(response.get("error"))
     if response is not None and not isinstance(response, dict):
-        problem("/response", f"expected an object, found {_kind(response)}; the request is kept without its response")
+        problem("/response", f"expected an object, found {json_kind(response)}; the request is kept without its response")
         response = None
     if isinstance(response, dict) and not _is_chat_response(kind, response):
         if not error and response:
@@ -148,7 +148,7 @@ def convert_record(rec, shape: str | None, file: str, where: dict, problems: lis
     if response is None and not error:
         error = None  # a request logged without its answer: kept, with no response messages
 
-    conv = {"claude": _ClaudeShape, "gemini": _GeminiShape}.get(kind, _OpenAIShape)(file, where, problems, memo)
+    conv = {"claude": ClaudeMessages, "gemini": GeminiMessages}.get(kind, OpenAIMessages)(file, where, problems, memo)
     req_msgs = conv.request_messages(request)
     resp_msgs, model, stop, usage_raw, resp_id = ([], None, None, None, None)
     if isinstance(response, dict) and _is_chat_response(kind, response):
@@ -190,16 +190,13 @@ def _error_text(err) -> str | None:
     return str(err)
 
 
-def _kind(v) -> str:
-    return {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number",
-            bool: "a boolean", type(None): "null"}.get(type(v), type(v).__name__)
 
 
 def _json_text(v) -> str:
     return orjson.dumps(v).decode()
 
 
-class _Shape:
+class MessageReader:
     name = ""
 
     def __init__(self, file: str, where: dict, problems: list[Problem], memo: dict | None = None):
@@ -265,7 +262,7 @@ class _Shape:
             return raw
 
 
-class _ClaudeShape(_Shape):
+class ClaudeMessages(MessageReader):
     name = "claude"
     def request_messages(self, req: dict) -> list[Message]:
         out: list[Message] = []
@@ -277,7 +274,7 @@ class _ClaudeShape(_Shape):
             out.extend(self.cached({"system": system}, lambda: self.system_blocks(system)))
         msgs = req.get("messages")
         if not isinstance(msgs, list):
-            self.problem("/request/messages", f"expected an array of messages, found {_kind(msgs)}")
+            self.problem("/request/messages", f"expected an array of messages, found {json_kind(msgs)}")
             return out
         out.extend(self.convert_history(msgs, lambda m, i: self.message(m, pointer("request", "messages", i))))
         return out
@@ -296,7 +293,7 @@ class _ClaudeShape(_Shape):
 
     def message(self, m, path: str) -> list[Message]:
         if not isinstance(m, dict):
-            self.problem(path, f"expected a message object, found {_kind(m)}; skipped")
+            self.problem(path, f"expected a message object, found {json_kind(m)}; skipped")
             return []
         role = m.get("role")
         if role not in ("user", "assistant", "system"):
@@ -310,7 +307,7 @@ class _ClaudeShape(_Shape):
         if isinstance(content, str):
             return [Message(role, content)]
         if not isinstance(content, list):
-            self.problem(path, f"expected a string or an array of content blocks, found {_kind(content)}")
+            self.problem(path, f"expected a string or an array of content blocks, found {json_kind(content)}")
             return [Message(role, _json_text(content))]
         out: list[Message] = []
         calls: list[dict] = []
@@ -319,7 +316,7 @@ class _ClaudeShape(_Shape):
                 if isinstance(b, str):
                     out.append(Message(role, b))
                 else:
-                    self.problem(f"{path}/{i}", f"expected a content block object, found {_kind(b)}; skipped")
+                    self.problem(f"{path}/{i}", f"expected a content block object, found {json_kind(b)}; skipped")
                 continue
             t = b.get("type")
             if t == "text":
@@ -387,12 +384,12 @@ def _result_text(content) -> str:
     return _json_text(content)
 
 
-class _OpenAIShape(_Shape):
+class OpenAIMessages(MessageReader):
     name = "openai"
     def request_messages(self, req: dict) -> list[Message]:
         msgs = req.get("messages")
         if not isinstance(msgs, list):
-            self.problem("/request/messages", f"expected an array of messages, found {_kind(msgs)}")
+            self.problem("/request/messages", f"expected an array of messages, found {json_kind(msgs)}")
             return []
         return self.convert_history(msgs, lambda m, i: self.message(m, pointer("request", "messages", i)))
 
@@ -419,14 +416,14 @@ class _OpenAIShape(_Shape):
                     else:
                         out.append(Message(role, _json_text(p)))
                 else:
-                    self.problem(f"{path}/{i}", f"expected a content part, found {_kind(p)}; skipped")
+                    self.problem(f"{path}/{i}", f"expected a content part, found {json_kind(p)}; skipped")
             return out
-        self.problem(path, f"expected a string or an array of parts, found {_kind(content)}")
+        self.problem(path, f"expected a string or an array of parts, found {json_kind(content)}")
         return [Message(role, _json_text(content))]
 
     def message(self, m, path: str) -> list[Message]:
         if not isinstance(m, dict):
-            self.problem(path, f"expected a message object, found {_kind(m)}; skipped")
+            self.problem(path, f"expected a message object, found {json_kind(m)}; skipped")
             return []
         role = m.get("role")
         if role in ("system", "developer"):
@@ -456,7 +453,7 @@ class _OpenAIShape(_Shape):
             calls = []
             for i, c in enumerate(raw_calls):
                 if not isinstance(c, dict):
-                    self.problem(f"{path}/tool_calls/{i}", f"expected a tool call object, found {_kind(c)}; skipped")
+                    self.problem(f"{path}/tool_calls/{i}", f"expected a tool call object, found {json_kind(c)}; skipped")
                     continue
                 f = c.get("function") if isinstance(c.get("function"), dict) else {}
                 name = f.get("name")
@@ -476,7 +473,7 @@ class _OpenAIShape(_Shape):
         c = choices[0] if isinstance(choices[0], dict) else {}
         msg = c.get("message") or c.get("delta") or {}
         if not isinstance(msg, dict):
-            self.problem("/response/choices/0/message", f"expected an object, found {_kind(msg)}")
+            self.problem("/response/choices/0/message", f"expected an object, found {json_kind(msg)}")
             return [], c.get("finish_reason")
         return self.assistant(msg, "/response/choices/0/message"), c.get("finish_reason")
 
@@ -490,7 +487,7 @@ class _OpenAIShape(_Shape):
         return out
 
 
-class _GeminiShape(_Shape):
+class GeminiMessages(MessageReader):
     name = "gemini"
     def request_messages(self, req: dict) -> list[Message]:
         out: list[Message] = []
@@ -505,7 +502,7 @@ class _GeminiShape(_Shape):
         if isinstance(contents, dict):
             contents = [contents]
         if not isinstance(contents, list):
-            self.problem("/request/contents", f"expected an array of contents, found {_kind(contents)}")
+            self.problem("/request/contents", f"expected an array of contents, found {json_kind(contents)}")
             return out
         out.extend(self.convert_history(contents, self.content))
         return out
@@ -513,7 +510,7 @@ class _GeminiShape(_Shape):
     def content(self, c, i: int) -> list[Message]:
         path = pointer("request", "contents", i)
         if not isinstance(c, dict):
-            self.problem(path, f"expected a content object, found {_kind(c)}; skipped")
+            self.problem(path, f"expected a content object, found {json_kind(c)}; skipped")
             return []
         role = "assistant" if c.get("role") == "model" else "user"
         return self.parts(role, c.get("parts"), path + "/parts")
@@ -525,7 +522,7 @@ class _GeminiShape(_Shape):
         calls: list[dict] = []
         for i, p in enumerate(parts):
             if not isinstance(p, dict):
-                self.problem(f"{path}/{i}", f"expected a part object, found {_kind(p)}; skipped")
+                self.problem(f"{path}/{i}", f"expected a part object, found {json_kind(p)}; skipped")
                 continue
             if "functionCall" in p or "function_call" in p:
                 fc = p.get("functionCall") or p.get("function_call") or {}

@@ -19,12 +19,12 @@ import re
 import orjson
 
 from .cook import usage as usage_mod
-from .errors import Problem
+from .errors import Problem, json_kind
 from .model import Message, ParsedTrace, ParseResult, Turn
 from .records import first_char, looks_binary
 from .registry import Companion, Format
 # The two APIs' message shapes are read exactly as in request logs.
-from .request_log import _ClaudeShape, _kind, _OpenAIShape
+from .request_log import ClaudeMessages, OpenAIMessages
 from .source import Source
 from .timeutil import to_epoch_ms
 
@@ -94,7 +94,7 @@ def parse(src: Source) -> ParseResult:
         return ParseResult(format=NAME, traces=[], problems=problems)
     single = isinstance(data, dict)
     if not single and not isinstance(data, list):
-        problems.append(Problem(src.name, f"expected an array of instances or one instance object, found {_kind(data)}"))
+        problems.append(Problem(src.name, f"expected an array of instances or one instance object, found {json_kind(data)}"))
         return ParseResult(format=NAME, traces=[], problems=problems)
     summary = _summary(src, problems)
     instances = [data] if single else data
@@ -165,14 +165,14 @@ def _summary(src: Source, problems: list[Problem]) -> tuple[str, dict[str, set]]
         if isinstance(ids, list):
             verdicts[key] = {x for x in ids if isinstance(x, str)}
         else:
-            problems.append(Problem(sib.name, f"expected an array of instance ids, found {_kind(ids)}; ignored",
+            problems.append(Problem(sib.name, f"expected an array of instance ids, found {json_kind(ids)}; ignored",
                                     path=f"/details/{key}"))
     return sib.name, verdicts
 
 
 def _instance(src: Source, inst, i: int, base: str, summary, file_problems: list[Problem]) -> ParsedTrace | None:
     if not isinstance(inst, dict):
-        file_problems.append(Problem(src.name, f"expected an instance object, found {_kind(inst)}; skipped",
+        file_problems.append(Problem(src.name, f"expected an instance object, found {json_kind(inst)}; skipped",
                                      record=i, path=base))
         return None
     iid = inst.get("instance_id")
@@ -185,7 +185,7 @@ def _instance(src: Source, inst, i: int, base: str, summary, file_problems: list
     trace = ParsedTrace(format=NAME, title=iid, task=iid, messages=[], problems=problems, meta={})
     if not isinstance(iid, str) or not iid:
         problems.append(Problem(src.name, f'expected "instance_id" (a string naming the task instance), found '
-                                          f'{_kind(iid)}; shown as "instance {i}"', record=i, path=base + "/instance_id"))
+                                          f'{json_kind(iid)}; shown as "instance {i}"', record=i, path=base + "/instance_id"))
         trace.title, trace.task, iid = f"instance {i}", None, None
     if "trajectory" in inst:
         _read_trajectory(src.name, inst["trajectory"], i, base + "/trajectory", trace)
@@ -200,7 +200,7 @@ def _instance(src: Source, inst, i: int, base: str, summary, file_problems: list
         if patch.strip():
             trace.artifacts.append({"kind": "patch", "title": "model_patch", "content": patch, "format": "unified-diff"})
     elif patch is not None:
-        problems.append(Problem(src.name, f"expected a unified diff as a string, found {_kind(patch)}; not shown",
+        problems.append(Problem(src.name, f"expected a unified diff as a string, found {json_kind(patch)}; not shown",
                                 record=i, path=base + "/model_patch"))
     if summary is not None and iid is not None:
         _apply_verdicts(trace, iid, *summary)
@@ -234,15 +234,15 @@ class _Turns:
 def _read_trajectory(file: str, events, i: int, path: str, trace: ParsedTrace) -> None:
     problems = trace.problems
     if not isinstance(events, list):
-        problems.append(Problem(file, f"expected an array of events, found {_kind(events)}", record=i, path=path))
+        problems.append(Problem(file, f"expected an array of events, found {json_kind(events)}", record=i, path=path))
         return
-    shape = _ClaudeShape(file, {"record": i}, problems)
+    shape = ClaudeMessages(file, {"record": i}, problems)
     turns = _Turns(trace)
     model, last_response_id = None, None
     for k, ev in enumerate(events):
         where = f"{path}/{k}"
         if not isinstance(ev, dict):
-            problems.append(Problem(file, f"expected an event object, found {_kind(ev)}; skipped", record=i, path=where))
+            problems.append(Problem(file, f"expected an event object, found {json_kind(ev)}; skipped", record=i, path=where))
             continue
         typ = ev.get("type")
         ts = to_epoch_ms(ev.get("timestamp"))
@@ -263,7 +263,7 @@ def _read_trajectory(file: str, events, i: int, path: str, trace: ParsedTrace) -
             continue
         msg = ev.get("message")
         if not isinstance(msg, dict):
-            problems.append(Problem(file, f"expected a message object, found {_kind(msg)}; skipped",
+            problems.append(Problem(file, f"expected a message object, found {json_kind(msg)}; skipped",
                                     record=i, path=where + "/message"))
             continue
         content = msg.get("content")
@@ -287,7 +287,7 @@ def _read_trajectory(file: str, events, i: int, path: str, trace: ParsedTrace) -
     turns.finish()
 
 
-class _ChatShape(_OpenAIShape):
+class _ChatShape(OpenAIMessages):
     """OpenAI chat messages, the assistant's text and its tool calls as separate messages."""
 
     def assistant(self, m: dict, path: str) -> list[Message]:
@@ -303,9 +303,9 @@ def _read_chat(src: Source, inst: dict, i: int, base: str, trace: ParsedTrace) -
     if isinstance(inst.get("run_metadata"), dict):
         _apply_run_result(trace, inst["run_metadata"])
     elif "run_metadata" in inst:
-        problems.append(Problem(src.name, f"expected an object, found {_kind(inst['run_metadata'])}; ignored",
+        problems.append(Problem(src.name, f"expected an object, found {json_kind(inst['run_metadata'])}; ignored",
                                 record=i, path=base + "/run_metadata"))
-    trace.tools = _OpenAIShape(src.name, {}, problems).tools(inst.get("tools"))
+    trace.tools = OpenAIMessages(src.name, {}, problems).tools(inst.get("tools"))
     msgs, file, where, path = inst.get("messages"), src.name, {"record": i}, base + "/messages"
     if isinstance(msgs, str):
         loaded = _messages_file(src, msgs, i, path, problems)
@@ -317,7 +317,7 @@ def _read_chat(src: Source, inst: dict, i: int, base: str, trace: ParsedTrace) -
                                           'them); the instance has no conversation', record=i, path=path))
         return
     if not isinstance(msgs, list):
-        problems.append(Problem(file, f"expected an array of chat messages, found {_kind(msgs)}", path=path, **where))
+        problems.append(Problem(file, f"expected an array of chat messages, found {json_kind(msgs)}", path=path, **where))
         return
     shape = _ChatShape(file, where, problems)
     turns = _Turns(trace)
