@@ -223,26 +223,30 @@ class MessageReader:
         """Converted messages of a request's history.
 
         Most requests repeat the previous request's history and add a little: the shared
-        prefix is found by one list comparison (in C) and its conversion reused; only the
-        rest goes through `cached`."""
+        prefix is found by one list comparison (in C) and its conversion reused, flattened
+        list included (so the cook can spot the shared prefix by identity); only the rest
+        goes through `cached`."""
         slot = ("previous history", self.name)
         prev = self.memo.get(slot)
-        done: list[list[Message]] = []
         k = 0
         if prev is not None:
-            praw, pconv = prev
+            praw, pflat, pends = prev
             n = min(len(praw), len(raws))
             if raws[:n] == praw[:n]:
                 k = n
             else:
                 while k < n and raws[k] == praw[k]:
                     k += 1
-            done = pconv[:k]
+            flat = pflat[:pends[k - 1]] if k else []
+            ends = pends[:k]
+        else:
+            flat, ends = [], []
         for i in range(k, len(raws)):
             raw = raws[i]
-            done.append(self.cached(raw, lambda: convert_one(raw, i)))
-        self.memo[slot] = (raws, done)
-        return [m for part in done for m in part]
+            flat.extend(self.cached(raw, lambda: convert_one(raw, i)))
+            ends.append(len(flat))
+        self.memo[slot] = (raws, flat, ends)
+        return list(flat)
 
     def problem(self, path: str, message: str):
         self.problems.append(Problem(self.file, message, path=path, **self.where))

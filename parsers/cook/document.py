@@ -31,6 +31,7 @@ class DocumentBuilder:
         self.traces: list[dict] = []
         self.inputs: list[dict] = []
         self.groups: list[dict] = []
+        self._last: tuple[list, list] = ([], [])  # the last message list interned, and its ids
 
     # -- interning -----------------------------------------------------------------
     def intern_message(self, m: Message) -> str:
@@ -50,8 +51,18 @@ class DocumentBuilder:
         return mid
 
     def intern_messages(self, msgs: list[Message]) -> list[str]:
+        # A request usually repeats the previous one's messages (the same objects, from the
+        # parser) and adds a few: reuse the previous ids for that prefix (an identity check
+        # in C), and look up only the rest.
+        prev_msgs, prev_ids = self._last
+        k = len(prev_msgs)
+        if not (k and len(msgs) >= k and msgs[k - 1] is prev_msgs[k - 1] and msgs[:k] == prev_msgs):
+            k = 0
         known = self.messages
-        return [m.cid if m.cid is not None and m.cid in known else self.intern_message(m) for m in msgs]
+        ids = prev_ids[:k] + [m.cid if m.cid is not None and m.cid in known else self.intern_message(m)
+                              for m in msgs[k:]]
+        self._last = (msgs, ids)
+        return ids
 
     def intern_tool(self, t: dict) -> str:
         name, desc, params = t.get("name"), t.get("description"), t.get("parameters")
@@ -141,7 +152,7 @@ class DocumentBuilder:
             "_own_id": c.id, "_synthetic": False, "_parent": None,
             "id": None, "parent_id": None, "timestamp": c.timestamp,
             "request_messages": self.intern_messages(c.request_messages),
-            "response_messages": self.intern_messages(c.response_messages),
+            "response_messages": [self.intern_message(m) for m in c.response_messages],
             "model": c.model, "tools": [self.intern_tool(t) for t in c.tools],
             "duration_ms": c.duration_ms, "trace": tid, "provider": c.provider,
             "usage": u, "cost": cost, "cost_source": cost_source, "price": price_info,

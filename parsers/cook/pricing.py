@@ -6,6 +6,7 @@ guess a price. Cache tokens are billed at the provider's cache rates by the pack
 from __future__ import annotations
 
 import functools
+from datetime import datetime, timezone
 from importlib import metadata
 
 try:
@@ -25,55 +26,51 @@ def source_name() -> str:
 PROVIDER_IDS = {"anthropic": "anthropic", "openai": "openai", "google": "google"}
 
 
-@functools.lru_cache(maxsize=512)
-def _known(model: str, provider: str | None) -> bool:
-    try:
-        _calc(model, provider, 1, 1, 0, 0)
-        return True
-    except LookupError:
-        return False
+@functools.lru_cache(maxsize=4096)
+def _model_price(model: str, provider: str | None, day: int | None):
+    """The package's price of a model on a day: (ModelPrice, description) or None if unknown.
 
-
-def _calc(model, provider, inp, out, cr, cw, when=None):
-    # genai-prices counts cache reads and writes inside input_tokens.
-    usage = Usage(input_tokens=inp + cr + cw, output_tokens=out,
-                  cache_read_tokens=cr or None, cache_write_tokens=cw or None)
+    Looking a model up is most of the package's work, so it is done once per model, provider
+    and day; each request is then priced by that ModelPrice."""
+    when = datetime.fromtimestamp(day * 86400, tz=timezone.utc) if day is not None else None
+    probe = Usage(input_tokens=1, output_tokens=1)
     pid = PROVIDER_IDS.get(provider or "")
     try:
-        return calc_price(usage, model, provider_id=pid, genai_request_timestamp=when)
+        calc = calc_price(probe, model, provider_id=pid, genai_request_timestamp=when) if pid else None
     except LookupError:
-        if pid:  # proxies route models of one provider through another's API shape
-            return calc_price(usage, model, genai_request_timestamp=when)
-        raise
-
-
-def price(model: str | None, provider: str | None, usage: dict | None,
-          timestamp_ms: int | None = None) -> tuple[float | None, dict | None]:
-    """(cost in USD, how it was priced) or (None, None) when the model is unknown.
-
-    Prices are taken as they stood at the request's time when it is known, so cooking the
-    same input twice gives the same figures."""
-    if not model or usage is None or calc_price is None or not _known(model, provider):
-        return None, None
-    when = _when(timestamp_ms)
-    calc = _calc(model, provider, usage["input"], usage["output"], usage["cache_read"], usage["cache_write"], when)
+        calc = None  # proxies route models of one provider through another's API shape
+    if calc is None:
+        try:
+            calc = calc_price(probe, model, genai_request_timestamp=when)
+        except LookupError:
+            return None
     mp = calc.model_price
     info = {"source": source_name(), "provider": calc.provider.id, "model": calc.model.id,
             "input_mtok": _num(getattr(mp, "input_mtok", None)),
             "output_mtok": _num(getattr(mp, "output_mtok", None)),
             "cache_read_mtok": _num(getattr(mp, "cache_read_mtok", None)),
             "cache_write_mtok": _num(getattr(mp, "cache_write_mtok", None))}
-    return float(calc.total_price), info
+    return mp, info
 
 
-def _when(ms):
-    if ms is None:
-        return None
-    from datetime import datetime, timezone
-    try:
-        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return None
+def price(model: str | None, provider: str | None, usage: dict | None,
+          timestamp_ms: int | None = None) -> tuple[float | None, dict | None]:
+    """(cost in USD, how it was priced) or (None, None) when the model is unknown.
+
+    Prices are those in force on the request's day when its time is known, so cooking the
+    same input twice gives the same figures. Cache reads and writes are billed at the
+    provider's cache rates (genai-prices counts them inside input_tokens)."""
+    if not model or usage is None or calc_price is None:
+        return None, None
+    day = int(timestamp_ms // 86_400_000) if timestamp_ms is not None else None
+    hit = _model_price(model, provider, day)
+    if hit is None:
+        return None, None
+    mp, info = hit
+    cr, cw = usage["cache_read"], usage["cache_write"]
+    calc = mp.calc_price(Usage(input_tokens=usage["input"] + cr + cw, output_tokens=usage["output"],
+                               cache_read_tokens=cr or None, cache_write_tokens=cw or None))
+    return float(calc["total_price"]), dict(info)
 
 
 def _num(v):
