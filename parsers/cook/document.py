@@ -203,12 +203,18 @@ class DocumentBuilder:
                 unpriced += 1
             if r["error"]:
                 errors += 1
-        for mid in trace["timeline"]:
-            m = self.messages[mid]
-            if m["role"] == "tool_use" and m["tool_calls"]:
-                calls += len(m["tool_calls"])
-            if m["is_error"]:
-                errors += 1
+        # Tool calls the model made: those in the responses of every request (for trajectories,
+        # every turn); failed tool results: each distinct one the trace holds, on any branch.
+        msgs = self.messages
+        seen: set[str] = set(trace["timeline"])
+        for r in reqs:
+            for mid in r["response_messages"]:
+                tc = msgs[mid]["tool_calls"]
+                if tc:
+                    calls += len(tc)
+            seen.update(r["request_messages"])
+            seen.update(r["response_messages"])
+        errors += sum(1 for mid in seen if msgs[mid]["is_error"])
         out = {"requests": len(reqs), "messages": len(trace["timeline"]), **tot,
                "cost": round(cost, 10) if priced_any else None, "unpriced_requests": unpriced,
                "tool_calls": calls, "errors": errors}
