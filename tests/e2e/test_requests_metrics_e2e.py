@@ -1,0 +1,158 @@
+"""The requests and metrics pages in Chromium, against `traceview serve` on a free port.
+
+Served: a real Claude Code request log (forks, side calls of another model, unpriced
+requests) and the bundled BenchmarkDataPoint records. Screenshots go to TRACEVIEW_SHOTS when
+set (else a tmp folder).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+import parsers
+
+from .conftest import start_server
+
+REPO = Path(__file__).resolve().parents[2]
+REAL_LOG = REPO.parent / "shared" / "realdata" / "llm_trace_raw" / "claude-code.first25.jsonl"
+BENCHMARK = REPO / "sample_data" / "benchmark" / "arbiter_benchmark.jsonl"
+TIMEOUT = 30_000
+CHART = '[data-testid="stPlotlyChart"]'
+ROW = 35  # height of a table row (and of its header) in Streamlit's data grid, in pixels
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    if not REAL_LOG.exists():
+        pytest.skip(f"{REAL_LOG} is not present (the shared real-data folder sits beside the repository "
+                    "only in the development checkout)")
+    doc, _ = parsers.cook_paths([REAL_LOG, BENCHMARK])
+    d = tmp_path_factory.mktemp("served")
+    server = start_server([REAL_LOG, BENCHMARK], d)
+    yield server, doc
+    server.stop()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1600})
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()
+
+
+def log_trace(doc) -> dict:
+    return next(t for t in doc["traces"] if t["source"] == REAL_LOG.name)
+
+
+def request_id(doc, n: int) -> str:
+    """The id of the n-th request (1-based, time order) of the real log."""
+    return log_trace(doc)["requests"][n - 1]
+
+
+def wait_chart(pg, title: str | None = None):
+    chart = pg.locator(CHART, has_text=title) if title else pg.locator(CHART).first
+    chart.locator("g.trace").first.wait_for(timeout=TIMEOUT)
+    return chart
+
+
+def query(pg) -> dict:
+    return {k: v[0] for k, v in parse_qs(urlparse(pg.url).query).items()}
+
+
+def test_requests_page_shows_the_forest_and_what_a_request_changed(app, page, shots_dir):
+    server, doc = app
+    tid = log_trace(doc)["id"]
+    page.goto(f"{server.url}/requests?trace={tid}")
+    chart = wait_chart(page)
+    page.get_by_text("24 requests · 4 roots · 10 continuations · 4 forks · 6 side calls").wait_for(timeout=TIMEOUT)
+    legend = chart.locator(".legendtext").evaluate_all("els => els.map(e => e.textContent)")
+    assert legend == ["root", "continuation", "fork", "side call"]
+    # One marker per request, spread over the four kinds.
+    assert chart.locator(".scatterlayer .trace .points path").count() == 24
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=TIMEOUT)
+    page.screenshot(path=str(shots_dir / "requests.png"), full_page=True)
+
+    # Request #10 is a fork of #7 that re-sends two messages edited (the billing header and a
+    # reminder with the next day's date) and adds two.
+    page.goto(f"{server.url}/requests?trace={tid}&request={request_id(doc, 10)}")
+    page.get_by_text("Request #10 · fork").wait_for(timeout=TIMEOUT)
+    page.get_by_text("New since parent #7 · 2").wait_for(timeout=TIMEOUT)
+    page.get_by_text("Changed since parent #7 · 2").wait_for(timeout=TIMEOUT)
+    assert page.locator(".tv-patch", has_text="Today's date is 2026-02-21.").count() == 1
+    assert page.get_by_text("Response · 2").is_visible()
+    # Some elements' code loads lazily: wait for the metric rather than assume it came first.
+    page.locator('[data-testid="stMetricValue"]', has_text="unpriced").wait_for(timeout=TIMEOUT)
+    wait_chart(page)
+    page.screenshot(path=str(shots_dir / "requests_chosen.png"), full_page=True)
+
+    # The parent button walks up the tree.
+    page.get_by_role("button", name="Parent #7").click()
+    page.get_by_text("Request #7 · fork").wait_for(timeout=TIMEOUT)
+    assert query(page)["request"] == request_id(doc, 7)
+
+
+def test_clicking_the_drawing_chooses_a_request(app, page):
+    server, doc = app
+    tid = log_trace(doc)["id"]
+    page.goto(f"{server.url}/requests?trace={tid}")
+    chart = wait_chart(page)
+    side_calls = chart.locator(".scatterlayer .trace").nth(4).locator(".points path")  # edges, root, cont., fork, side
+    assert side_calls.count() == 6
+    side_calls.first.click(force=True)
+    page.get_by_text("Request #1 · side call").wait_for(timeout=TIMEOUT)
+    assert query(page) == {"trace": tid, "request": request_id(doc, 1)}
+    assert page.get_by_text("Sent · 4 messages (a root: everything is new)").is_visible()
+    # The table chooses too: its rows are in tree order (#1, #2, #4, #5, ...); the fourth is #5.
+    table = page.locator('[data-testid="stDataFrame"]').first
+    table.wait_for(timeout=TIMEOUT)
+    page.wait_for_timeout(500)  # the grid draws on a canvas after the element appears
+    box = table.bounding_box()
+    page.mouse.click(box["x"] + 15, box["y"] + ROW * 4 + ROW / 2)
+    page.get_by_text("Request #5 · continuation").wait_for(timeout=TIMEOUT)
+    assert query(page)["request"] == request_id(doc, 5)
+
+
+def test_metrics_chart_click_opens_the_request(app, page, shots_dir):
+    server, doc = app
+    tid = log_trace(doc)["id"]
+    page.goto(f"{server.url}/metrics?trace={tid}")
+    cost = wait_chart(page, "Cumulative cost")
+    for title in ("Tokens per request", "Context size", "Latency per request", "Time between steps",
+                  "Tool calls by tool"):
+        wait_chart(page, title)
+    page.get_by_text("18 of 24 requests are unpriced").wait_for(timeout=TIMEOUT)
+    assert page.get_by_text("Pricing · genai-prices", exact=False).is_visible()
+    # The unpriced requests are marked on the cost line, not left out.
+    assert cost.locator(".scatterlayer .trace").nth(1).locator(".points path").count() == 18
+    page.screenshot(path=str(shots_dir / "metrics.png"), full_page=True)
+
+    cost.locator(".scatterlayer .trace").first.locator(".points path").nth(4).click(force=True)
+    page.wait_for_url("**/requests?**", timeout=TIMEOUT)
+    page.get_by_text("Request #5 · continuation").wait_for(timeout=TIMEOUT)
+    assert query(page) == {"trace": tid, "request": request_id(doc, 5)}
+    wait_chart(page)
+    page.screenshot(path=str(shots_dir / "metrics_click_to_request.png"), full_page=True)
+
+
+def test_aggregate_metrics_and_a_scorecard(app, page, shots_dir):
+    server, doc = app
+    page.goto(f"{server.url}/metrics")
+    page.get_by_text("Agent statistics").wait_for(timeout=TIMEOUT)
+    page.locator('[data-testid="stMetricValue"]').nth(4).wait_for(timeout=TIMEOUT)
+    metrics = dict(zip(page.locator('[data-testid="stMetricLabel"]').all_inner_texts(),
+                       page.locator('[data-testid="stMetricValue"]').all_inner_texts()))
+    assert metrics["Traces"] == "6" and metrics["Requests"] == "24"
+    assert metrics["Succeeded"] == "3 of 5"
+    wait_chart(page, "Cost per model")
+    page.screenshot(path=str(shots_dir / "metrics_all.png"), full_page=True)
+
+    bench = next(t for t in doc["traces"] if t["format"] == "benchmark" and t["outcome"] == "partial")
+    page.goto(f"{server.url}/metrics?trace={bench['id']}")
+    wait_chart(page, "Rubric scores")
+    wait_chart(page, "Quality gates")
+    wait_chart(page, "Per-turn reward")
+    assert page.get_by_text("Routing: chosen agent").is_visible()
+    page.screenshot(path=str(shots_dir / "scorecard.png"), full_page=True)

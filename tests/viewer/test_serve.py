@@ -1,0 +1,55 @@
+"""viewer.serve: the Streamlit command line, with the packaged settings as flags."""
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+from streamlit import config as st_config
+
+from viewer import serve
+
+
+def _flags() -> dict[str, str]:
+    f = serve.config_flags()
+    return dict(zip(f[::2], f[1::2]))
+
+
+def test_every_packaged_setting_is_a_streamlit_option():
+    known = set(st_config.get_config_options())
+    flags = _flags()
+    assert flags
+    for name in flags:
+        assert name.startswith("--") and name[2:] in known, name
+
+
+def test_settings_upload_limit_telemetry_and_two_themes():
+    flags = _flags()
+    assert int(flags["--server.maxUploadSize"]) >= 500
+    assert flags["--browser.gatherUsageStats"] == "false"
+    data = tomllib.loads(serve.CONFIG.read_text())
+    assert {"light", "dark"} <= set(data["theme"])
+    assert flags["--theme.light.backgroundColor"] != flags["--theme.dark.backgroundColor"]
+
+
+def test_command_runs_the_packaged_entry_script_on_absolute_paths(tmp_path):
+    (tmp_path / "a.jsonl").write_text("")
+    cmd = serve.command([tmp_path / "a.jsonl"], port=9999)
+    assert cmd[:5] == [sys.executable, "-m", "streamlit", "run", str(serve.ENTRY)]
+    assert serve.ENTRY.is_file()
+    i = cmd.index("--")
+    assert cmd[i + 1:] == [str((tmp_path / "a.jsonl").resolve())]
+    opts = dict(zip(cmd[5:i:2], cmd[6:i:2]))
+    assert opts["--server.address"] == "127.0.0.1" and opts["--server.port"] == "9999"
+    assert opts["--server.headless"] == "false"
+    assert serve.command([], host="0.0.0.0", headless=True)[-1] == "--"
+
+
+def test_serve_refuses_missing_paths(tmp_path, capsys):
+    assert serve.serve([tmp_path / "nope.jsonl"]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_the_checkout_config_is_the_packaged_one():
+    root = Path(__file__).resolve().parents[2]
+    assert (root / ".streamlit" / "config.toml").resolve() == serve.CONFIG.resolve()

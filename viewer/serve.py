@@ -1,0 +1,135 @@
+"""`traceview serve`: run the app with Streamlit in a child process.
+
+Every setting of the packaged .streamlit/config.toml is passed as a command-line flag, so
+the app behaves the same whatever directory it is started from; the files and folders to
+open follow `--` and reach the entry script as its arguments.
+"""
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ENTRY = HERE / "main.py"
+CONFIG = HERE / ".streamlit" / "config.toml"
+
+
+def config_flags(config: Path = CONFIG) -> list[str]:
+    """`--section.option value` for every option of a Streamlit config file."""
+    try:
+        data = tomllib.loads(config.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    flags: list[str] = []
+
+    def walk(prefix: str, table: dict) -> None:
+        for k, v in table.items():
+            name = f"{prefix}.{k}" if prefix else k
+            if isinstance(v, dict):
+                walk(name, v)
+            else:
+                flags.extend([f"--{name}", str(v).lower() if isinstance(v, bool) else str(v)])
+
+    walk("", data)
+    return flags
+
+
+def command(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = False) -> list[str]:
+    return [sys.executable, "-m", "streamlit", "run", str(ENTRY), *config_flags(),
+            "--server.port", str(int(port)), "--server.address", host,
+            "--server.headless", "true" if headless else "false",
+            "--server.fileWatcherType", "none",
+            "--", *[str(Path(p).resolve()) for p in paths]]
+
+
+def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = False) -> int:
+    """Start the app on `paths` (the bundled samples when empty); returns Streamlit's exit code."""
+    paths = list(paths or [])
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        for p in missing:
+            print(f"traceview serve: no such file or folder: {p}", file=sys.stderr)
+        return 2
+    proc = subprocess.Popen(command(paths, port, host, headless))
+
+    def forward(signum, _frame):
+        if proc.poll() is None:
+            proc.send_signal(signum)
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)
+                if hasattr(signal, s.name)}
+    try:
+        while True:
+            try:
+                return proc.wait()
+            except KeyboardInterrupt:  # the child got the same Ctrl-C: let it finish
+                continue
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+# -- a running app, for tests and benchmarks ----------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def spawn(paths, port: int, *, host: str = "127.0.0.1", log=None, cwd=None) -> subprocess.Popen:
+    """`traceview serve PATH... --headless` in a child process; see `wait_ready`."""
+    exe = Path(sys.executable).with_name("traceview")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "viewer.cli"]
+    return subprocess.Popen([*cmd, "serve", *map(str, paths), "--port", str(port), "--host", host, "--headless"],
+                            stdout=log, stderr=subprocess.STDOUT if log else None, cwd=cwd)
+
+
+def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
+    """Block until the app answers its health check (or raise if it exits or times out)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"traceview serve exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url.rstrip("/") + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"traceview serve did not answer on {url} within {timeout:.0f} s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class Running:
+    """`traceview serve PATH...` on a free port until `stop()`; its output goes to a log file
+    in `log_dir`. For tests and benchmarks that drive the real app."""
+
+    def __init__(self, paths, log_dir: Path):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = open(Path(log_dir) / f"serve-{self.port}.log", "wb")
+        self.proc = spawn(paths, self.port, log=self.log, cwd=log_dir)
+        try:
+            wait_ready(self.url, self.proc)
+        except RuntimeError:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        stop(self.proc)
+        self.log.close()
