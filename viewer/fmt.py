@@ -56,13 +56,14 @@ def duration(ms) -> str:
     return f"{h} h {m:02d} min"
 
 
-def when(ms) -> str:
+def when(ms, pattern: str = "%Y-%m-%d %H:%M UTC", missing: str = "—") -> str:
+    """An epoch-ms time as UTC text, or `missing` when there is none (or it is unreadable)."""
     if ms is None:
-        return "—"
+        return missing
     try:
-        return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime(pattern)
     except (OverflowError, OSError, ValueError, TypeError):
-        return "—"
+        return missing
 
 
 def size(nbytes) -> str:

@@ -16,13 +16,14 @@ already had an earlier child (a rewind or a retry); anything else is a `continua
 """
 from __future__ import annotations
 
-import datetime as dt
 from collections import Counter
 import difflib
 
 import numpy as np
 import orjson
 import pandas as pd
+
+from .fmt import when
 
 KINDS = ("root", "continuation", "fork", "side call")
 KIND_COLORS = {"root": "#1f77b4", "continuation": "#7f7f7f", "fork": "#d62728", "side call": "#9467bd"}
@@ -206,15 +207,6 @@ def _lanes(reqs: list[dict], branch: list[int]) -> list[int]:
     return [lane_of_branch[b] for b in branch]
 
 
-def _clock(ms) -> str:
-    if ms is None:
-        return ""
-    try:
-        return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%H:%M:%S")
-    except (OverflowError, OSError, ValueError, TypeError):
-        return ""
-
-
 def tree_rows(trace: dict, requests, messages=None) -> pd.DataFrame:
     """One row per request of the trace, in tree order (see the module docstring).
 
@@ -245,7 +237,7 @@ def tree_rows(trace: dict, requests, messages=None) -> pd.DataFrame:
         data.append((
             i + 1, r["id"], r.get("parent_id") if p is not None else None,
             index[p["id"]] + 1 if p is not None else None, kinds[i], depth[i], _prefix(depth[i], starts[i]), lanes[i],
-            root_of[i] + 1, r.get("model"), ts, _clock(ts),
+            root_of[i] + 1, r.get("model"), ts, when(ts, "%H:%M:%S", ""),
             ts - t0 if ts is not None and t0 is not None else None, r.get("duration_ms"),
             *(u.get(k) if r.get("usage") is not None else None for k in USAGE_KINDS),
             r.get("cost"), r.get("stop_reason"), r.get("error"),

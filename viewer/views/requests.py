@@ -24,15 +24,10 @@ KIND_HELP = ("root: starts a conversation · continuation: goes on from its pare
 
 
 def page() -> None:
-    tid = state.current_trace_id()
-    found = state.find_trace(tid) if tid else None
-    if found is None:
-        _missing(tid)
+    opened = state.open_trace("Requests")
+    if opened is None:
         return
-    col, trace = found
-    state.remember(tid, col)
-    if st.query_params.get("trace") != tid:
-        st.query_params["trace"] = tid
+    tid, col, trace = opened
     rows = col.memo(("request_rows", tid), lambda: rd.tree_rows(trace, col.requests, col.messages))
     _header(trace, rows)
     if rows.empty:
@@ -281,12 +276,3 @@ def _tools(changes: dict, has_parent: bool) -> None:
         else:
             st.caption("No tools offered.")
 
-
-def _missing(tid) -> None:
-    st.title("Requests")
-    if tid:
-        st.warning("This trace is no longer loaded on the server. Open it again to see its requests.",
-                   icon=":material/link_off:")
-    else:
-        st.info("No trace chosen yet.", icon=":material/info:")
-    nav.link("open", "Open traces", icon=":material/folder_open:")
