@@ -32,7 +32,7 @@ def _model_price(model: str, provider: str | None, day: int | None):
 
     Looking a model up is most of the package's work, so it is done once per model, provider
     and day; each request is then priced by that ModelPrice."""
-    when = datetime.fromtimestamp(day * 86400, tz=timezone.utc) if day is not None else None
+    when = _day_start(day)
     probe = Usage(input_tokens=1, output_tokens=1)
     pid = PROVIDER_IDS.get(provider or "")
     try:
@@ -46,11 +46,47 @@ def _model_price(model: str, provider: str | None, day: int | None):
             return None
     mp = calc.model_price
     info = {"source": source_name(), "provider": calc.provider.id, "model": calc.model.id,
+            "tiered": _is_tiered(mp),
             "input_mtok": _num(getattr(mp, "input_mtok", None)),
             "output_mtok": _num(getattr(mp, "output_mtok", None)),
             "cache_read_mtok": _num(getattr(mp, "cache_read_mtok", None)),
             "cache_write_mtok": _num(getattr(mp, "cache_write_mtok", None))}
-    return mp, info
+    return mp, info, (None if info["tiered"] else _affine_rates(mp))
+
+
+def _is_tiered(mp) -> bool:
+    fields = getattr(mp, "__dataclass_fields__", None) or vars(mp)
+    return any(hasattr(getattr(mp, name, None), "tiers") for name in fields)
+
+
+def _day_start(day: int | None):
+    return datetime.fromtimestamp(day * 86400, tz=timezone.utc) if day is not None else None
+
+
+def _when_day(timestamp_ms: int | None):
+    """The moment prices are taken at for a request at this time (the start of its UTC day)."""
+    return _day_start(int(timestamp_ms // 86_400_000)) if timestamp_ms is not None else None
+
+
+def _affine_rates(mp) -> tuple[float, float, float, float, float]:
+    """(fixed, per input, per output, per cache read, per cache write) in USD per token.
+
+    Without tiers a price is affine in the token counts, so the package's own calculation
+    on a few probe usages gives every rate; a request is then priced by a dot product
+    instead of a full calculation each time."""
+    def total(inp=0, out=0, cr=0, cw=0) -> float:
+        return float(mp.calc_price(_usage(inp, out, cr, cw))["total_price"])
+
+    m = 1_000_000
+    fixed = total()
+    return (fixed, (total(inp=m) - fixed) / m, (total(out=m) - fixed) / m,
+            (total(cr=m) - fixed) / m, (total(cw=m) - fixed) / m)
+
+
+def _usage(inp: int, out: int, cr: int, cw: int):
+    # genai-prices counts cache reads and writes inside input_tokens.
+    return Usage(input_tokens=inp + cr + cw, output_tokens=out,
+                 cache_read_tokens=cr or None, cache_write_tokens=cw or None)
 
 
 def price(model: str | None, provider: str | None, usage: dict | None,
@@ -66,15 +102,19 @@ def price(model: str | None, provider: str | None, usage: dict | None,
     hit = _model_price(model, provider, day)
     if hit is None:
         return None, None
-    mp, info = hit
-    cr, cw = usage["cache_read"], usage["cache_write"]
-    calc = mp.calc_price(Usage(input_tokens=usage["input"] + cr + cw, output_tokens=usage["output"],
-                               cache_read_tokens=cr or None, cache_write_tokens=cw or None))
-    return float(calc["total_price"]), dict(info)
+    mp, info, rates = hit
+    inp, out, cr, cw = usage["input"], usage["output"], usage["cache_read"], usage["cache_write"]
+    if rates is None:  # tiered prices: the package prices each request itself
+        cost = float(mp.calc_price(_usage(inp, out, cr, cw))["total_price"])
+    else:
+        fixed, r_in, r_out, r_cr, r_cw = rates
+        cost = round(fixed + inp * r_in + out * r_out + cr * r_cr + cw * r_cw, 12)
+    return cost, dict(info)
 
 
 def _num(v):
+    v = getattr(v, "base", v)  # tiered prices: the base tier (the calculation uses every tier)
     try:
         return float(v) if v is not None else None
     except (TypeError, ValueError):
-        return None  # tiered prices: the calculation used the right tier; we show none
+        return None
