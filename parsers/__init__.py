@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,45 +71,57 @@ def _cook_sources(sources, fmt, problems, builder) -> tuple[dict, list[InputSumm
     builder = builder or DocumentBuilder()
     summaries: list[InputSummary] = []
     forced = get(fmt) if fmt else None
-    for src in sources:
-        m0, t0, r0 = len(builder.messages), len(builder.tools), len(builder.requests)
-        digest, records = None, 0
-        try:
-            digest = _digest(src)
-            if not src.head.strip():
-                entry = builder.add_failed_input(src.name, digest, src.size, None, [Problem(src.name, "the file is empty")])
-                summaries.append(InputSummary(src.name, None, problems=entry["problems"]))
-                continue
-            f = forced or detect(src)
-            result = f.parse(src, fmt) if forced and fmt != f.name else f.parse(src)
-            entry = builder.add_result(src.name, digest, src.size, result)
-            records = result.records
-        except CompanionFile as e:
-            entry = builder.add_failed_input(src.name, digest, src.size, None, [])
-            entry["note"] = e.reason
-            summaries.append(InputSummary(src.name, None, note=e.reason))
-            continue
-        except UnsupportedFormatError as e:
-            why = str(e).split(": ", 1)[1]
-            if looks_binary(src.head):
-                why = "not a text file (binary content): " + why
-            entry = builder.add_failed_input(src.name, digest, src.size, None, [Problem(src.name, why)])
-        except WorkflowFormatError as e:
-            errs = getattr(e, "errors", None) or [Problem(src.name, str(e))]
-            entry = builder.add_failed_input(src.name, digest, src.size, None, errs)
-        except OSError as e:
-            entry = builder.add_failed_input(src.name, digest, src.size, None, [Problem(src.name, f"could not be read: {e}")])
-        s = InputSummary(src.name, entry["format"], records=records, traces=len(entry["traces"]),
-                         requests=len(builder.requests) - r0, messages=len(builder.messages) - m0,
-                         tools=len(builder.tools) - t0, problems=entry["problems"])
-        # Problems found inside traces are listed with their input too.
-        for t in builder.traces[len(builder.traces) - len(entry["traces"]):]:
-            s.problems = s.problems + [p for p in t["problems"] if p not in s.problems]
-        summaries.append(s)
+    # Each input's SHA-256 is computed on the other core while the input is parsed
+    # (hashlib releases the GIL): trace ids need it only once the traces are cooked.
+    with ThreadPoolExecutor(max_workers=1) as hasher:
+        for src in sources:
+            future = hasher.submit(_digest, src)
+            summaries.append(_cook_one(builder, src, forced, fmt, lambda f=future, s=src: _result(f, s)))
     if problems:
         for p in problems:
             builder.add_failed_input(p.file, None, 0, None, [p])
     return builder.document(), summaries
+
+
+def _result(future, src: Source) -> str:
+    try:
+        return future.result()
+    except OSError:  # unreadable after all: an id that still names this input
+        return hashlib.sha256(b"unreadable\n" + src.name.encode()).hexdigest()
+
+
+def _cook_one(builder: DocumentBuilder, src: Source, forced, fmt, digest) -> InputSummary:
+    m0, t0, r0 = len(builder.messages), len(builder.tools), len(builder.requests)
+    records = 0
+    try:
+        if not src.head.strip():
+            entry = builder.add_failed_input(src.name, digest(), src.size, None, [Problem(src.name, "the file is empty")])
+            return InputSummary(src.name, None, problems=entry["problems"])
+        f = forced or detect(src)
+        result = f.parse(src, fmt) if forced and fmt != f.name else f.parse(src)
+        entry = builder.add_result(src.name, digest, src.size, result)
+        records = result.records
+    except CompanionFile as e:
+        entry = builder.add_failed_input(src.name, digest(), src.size, None, [])
+        entry["note"] = e.reason
+        return InputSummary(src.name, None, note=e.reason)
+    except UnsupportedFormatError as e:
+        why = str(e).split(": ", 1)[1]
+        if looks_binary(src.head):
+            why = "not a text file (binary content): " + why
+        entry = builder.add_failed_input(src.name, digest(), src.size, None, [Problem(src.name, why)])
+    except WorkflowFormatError as e:
+        errs = getattr(e, "errors", None) or [Problem(src.name, str(e))]
+        entry = builder.add_failed_input(src.name, digest(), src.size, None, errs)
+    except OSError as e:
+        entry = builder.add_failed_input(src.name, digest(), src.size, None, [Problem(src.name, f"could not be read: {e}")])
+    s = InputSummary(src.name, entry["format"], records=records, traces=len(entry["traces"]),
+                     requests=len(builder.requests) - r0, messages=len(builder.messages) - m0,
+                     tools=len(builder.tools) - t0, problems=entry["problems"])
+    # Problems found inside traces are listed with their input too.
+    for t in builder.traces[len(builder.traces) - len(entry["traces"]):]:
+        s.problems = s.problems + [p for p in t["problems"] if p not in s.problems]
+    return s
 
 
 def cook_paths(paths, fmt: str | None = None) -> tuple[dict, list[InputSummary]]:

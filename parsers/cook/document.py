@@ -72,13 +72,22 @@ class DocumentBuilder:
         return tid
 
     # -- inputs ---------------------------------------------------------------------
-    def add_result(self, name: str, digest: str, size: int, result: ParseResult) -> dict:
-        """Cook every trace of one input and record the input's entry."""
-        entry = {"name": name, "format": result.format, "digest": digest, "size": size,
+    def add_result(self, name: str, digest, size: int, result: ParseResult) -> dict:
+        """Cook every trace of one input and record the input's entry.
+
+        `digest` is the input's SHA-256, or a function returning it: trace ids depend on it,
+        so they are given once the traces are cooked, which lets the digest be computed
+        while the input is parsed."""
+        entry = {"name": name, "format": result.format, "digest": None, "size": size,
                  "traces": [], "problems": []}
-        refs: dict[str, str] = {}
+        added: list[tuple[dict, ParsedTrace]] = []
         for index, parsed in enumerate(result.traces):
-            t = self._add_trace(parsed, name, digest, index)
+            added.append((self._add_trace(parsed, name, f"pending-{len(self.traces)}", index), parsed))
+        digest = digest() if callable(digest) else digest
+        entry["digest"] = digest
+        refs: dict[str, str] = {}
+        for index, (t, parsed) in enumerate(added):
+            _rename_trace(t, trace_id(parsed.format, digest, index))
             entry["traces"].append(t["id"])
             if parsed.ref is not None:
                 refs[parsed.ref] = t["id"]
@@ -98,8 +107,7 @@ class DocumentBuilder:
         return entry
 
     # -- traces ---------------------------------------------------------------------
-    def _add_trace(self, parsed: ParsedTrace, source: str, digest: str, index: int) -> dict:
-        tid = trace_id(parsed.format, digest, index)
+    def _add_trace(self, parsed: ParsedTrace, source: str, tid: str, index: int) -> dict:
         if parsed.calls is not None:
             reqs = [self._cook_call(c, tid) for c in parsed.calls]
             synthetic = False
@@ -260,6 +268,16 @@ class DocumentBuilder:
         doc["cooked_by"] = {"name": "traceview", "schema_version": SCHEMA_VERSION,
                             "pricing": pricing.source_name()}
         return doc
+
+
+def _rename_trace(trace: dict, tid: str) -> None:
+    """Give a cooked trace its final id (requests name their trace; synthetic ids embed it)."""
+    old = trace["id"]
+    trace["id"] = tid
+    for r in trace["_reqs"]:
+        r["trace"] = tid
+        if r["_synthetic"]:
+            r["_own_id"] = tid + r["_own_id"][len(old):]
 
 
 def _main_branch(reqs: list[dict]) -> list[str]:
