@@ -36,6 +36,7 @@ def assign_parents(requests: list[tuple[str | None, list[str], list[str], frozen
     convs: list[list[str]] = []
     tries: dict = {}
     by_len: dict = {}  # model -> sorted [(conversation length, index)]
+    latest: dict = {}  # model -> (index, trie node where its conversation ends)
     for i, (model, req, resp, tools) in enumerate(requests):
         root = tries.get(model)
         n = len(req)
@@ -56,7 +57,12 @@ def assign_parents(requests: list[tuple[str | None, list[str], list[str], frozen
             # through it (the longest shared prefix). Shallower prefixes score worse by their
             # length difference, so the length window below covers any that could tie.
             node = root
-            for mid in req:
+            # Usually we continue the model's latest conversation: compare it (in C) and
+            # walk only the rest.
+            j, end = latest[model]
+            if len(convs[j]) <= n and req[:len(convs[j])] == convs[j]:
+                node, depth = end, len(convs[j])
+            for mid in req[depth:] if depth else req:
                 nxt = node.children.get(mid)
                 if nxt is None:
                     break
@@ -97,5 +103,6 @@ def assign_parents(requests: list[tuple[str | None, list[str], list[str], frozen
             node = nxt
             node.last = i
         node.ends.append(i)
+        latest[model] = (i, node)
         bisect.insort(by_len[model], (len(conv), i))
     return parents
