@@ -103,7 +103,7 @@ def streamlit_floor(browser, workdir: Path, runs: int) -> float:
     script = workdir / "floor_app.py"
     script.write_text("import streamlit as st\nst.html('<div class=\"tv-root\"><div class=\"tv-msg\">x</div></div>')\n")
     port = serve.free_port()
-    cmd = serve.command([], port=port, headless=True)
+    cmd = serve.command([], port=port)
     cmd[cmd.index(str(serve.ENTRY))] = str(script)
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir)
     try:

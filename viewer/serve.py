@@ -6,13 +6,16 @@ open follow `--` and reach the entry script as its arguments.
 """
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+import threading
 import tomllib
 import urllib.request
+import webbrowser
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -40,12 +43,29 @@ def config_flags(config: Path = CONFIG) -> list[str]:
     return flags
 
 
-def command(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = False) -> list[str]:
+def command(paths, port: int = 8501, host: str = "127.0.0.1") -> list[str]:
+    # Streamlit always runs headless: otherwise its first start asks for an e-mail address
+    # on the terminal and fails without one. `serve` opens the browser itself.
     return [sys.executable, "-m", "streamlit", "run", str(ENTRY), *config_flags(),
             "--server.port", str(int(port)), "--server.address", host,
-            "--server.headless", "true" if headless else "false",
+            "--server.headless", "true",
             "--server.fileWatcherType", "none",
             "--", *[str(Path(p).resolve()) for p in paths]]
+
+
+def _can_open_browser() -> bool:
+    """A graphical browser is likely: a desktop session (not a terminal-only machine)."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _open_when_ready(url: str, proc: subprocess.Popen) -> None:
+    try:
+        wait_ready(url, proc, timeout=120)
+    except (RuntimeError, TimeoutError, OSError):
+        return
+    webbrowser.open(url)
 
 
 def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = False) -> int:
@@ -56,7 +76,13 @@ def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = Fal
         for p in missing:
             print(f"traceview serve: no such file or folder: {p}", file=sys.stderr)
         return 2
-    proc = subprocess.Popen(command(paths, port, host, headless))
+    proc = subprocess.Popen(command(paths, port, host))
+    shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
+    url = f"http://{shown}:{int(port)}/"
+    print(f"traceview: serving {'the bundled samples' if not paths else ', '.join(map(str, paths))} at {url}",
+          file=sys.stderr)
+    if not headless and _can_open_browser():
+        threading.Thread(target=_open_when_ready, args=(url, proc), daemon=True).start()
 
     def forward(signum, _frame):
         if proc.poll() is None:

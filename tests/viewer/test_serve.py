@@ -41,8 +41,9 @@ def test_command_runs_the_packaged_entry_script_on_absolute_paths(tmp_path):
     assert cmd[i + 1:] == [str((tmp_path / "a.jsonl").resolve())]
     opts = dict(zip(cmd[5:i:2], cmd[6:i:2]))
     assert opts["--server.address"] == "127.0.0.1" and opts["--server.port"] == "9999"
-    assert opts["--server.headless"] == "false"
-    assert serve.command([], host="0.0.0.0", headless=True)[-1] == "--"
+    # always headless: a first start would otherwise stop to ask for an e-mail address
+    assert opts["--server.headless"] == "true"
+    assert serve.command([], host="0.0.0.0")[-1] == "--"
 
 
 def test_serve_refuses_missing_paths(tmp_path, capsys):
@@ -53,3 +54,26 @@ def test_serve_refuses_missing_paths(tmp_path, capsys):
 def test_the_checkout_config_is_the_packaged_one():
     root = Path(__file__).resolve().parents[2]
     assert (root / ".streamlit" / "config.toml").resolve() == serve.CONFIG.resolve()
+
+
+def test_plain_traceview_starts_on_a_fresh_machine(tmp_path):
+    """`traceview` alone, as the README launches it: no Streamlit credentials in HOME, no
+    terminal on stdin, no display. It must serve the bundled samples, not wait for input."""
+    import os
+    import subprocess
+    import urllib.request
+
+    port = serve.free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env["HOME"] = str(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "viewer.cli", "serve", "--port", str(port)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=env, cwd=tmp_path)
+    try:
+        serve.wait_ready(f"http://127.0.0.1:{port}/", proc, timeout=90)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=5) as r:
+            assert r.status == 200
+    finally:
+        serve.stop(proc)
+    out = proc.stdout.read().decode()
+    assert "Email:" not in out and "the bundled samples" in out
