@@ -100,7 +100,7 @@ def _cook_one(builder: DocumentBuilder, src: Source, forced, fmt, digest) -> Inp
         f = forced or detect(src)
         result = f.parse(src, fmt) if forced and fmt != f.name else f.parse(src)
         entry = builder.add_result(src.name, digest, src.size, result)
-        records = result.records
+        records = result.records or len(entry["traces"])  # one-document formats: a record a trace
     except CompanionFile as e:
         entry = builder.add_failed_input(src.name, digest(), src.size, None, [])
         entry["note"] = e.reason

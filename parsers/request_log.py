@@ -8,6 +8,7 @@ forced. One file is one trace whose requests form a forest (the cook finds the p
 """
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 import orjson
@@ -32,16 +33,42 @@ PARAM_KEYS = ("temperature", "max_tokens", "max_completion_tokens", "max_output_
               "response_format", "generationConfig", "toolConfig", "stop", "stop_sequences")
 
 
+_CHAT_REQUEST = re.compile(rb'"request"\s*:\s*\{\s*"(?:model|messages|contents|system|systemInstruction|'
+                           rb'system_instruction|tools|max_tokens|generationConfig|temperature|stream)"')
+
+
 def sniff(src: Source) -> str | None:
     head = src.head
     if looks_binary(head):
         return "binary content"
-    if first_char(head) not in "{[":
+    first = first_char(head)
+    if first not in "{[":
         return "does not start with a JSON object or array"
-    if b'"request"' not in head:
-        return 'no "request" field in the first record'
-    if not any(k in head for k in (b'"messages"', b'"contents"', b'"response"', b'"model"')):
-        return "the first record's request has no messages, contents or model"
+    record = _first_record(head, src.size)
+    if record is not None:
+        if isinstance(record, dict) and isinstance(record.get("request"), dict):
+            return None
+        return 'the first record has no "request" object'
+    # The first record is longer than the bytes sniffed: look for a chat request's start.
+    if _CHAT_REQUEST.search(head):
+        return None
+    return 'no "request" object with messages or contents in the first record'
+
+
+def _first_record(head: bytes, size: int):
+    """The first record when the sniffed bytes hold it whole (a JSON line, or the whole file)."""
+    candidates = [head] if size <= len(head) else []
+    line = head.split(b"\n", 1)[0]
+    if len(line) < len(head) or size <= len(head):
+        candidates.append(line)
+    for text in candidates:
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, list):
+            return value[0] if value else None
+        return value
     return None
 
 

@@ -80,13 +80,15 @@ class DocumentBuilder:
         while the input is parsed."""
         entry = {"name": name, "format": result.format, "digest": None, "size": size,
                  "traces": [], "problems": []}
-        added: list[tuple[dict, ParsedTrace]] = []
+        added: list[tuple[int, dict, ParsedTrace]] = []
         for index, parsed in enumerate(result.traces):
-            added.append((self._add_trace(parsed, name, f"pending-{len(self.traces)}", index), parsed))
+            t = self._add_trace(parsed, name, f"pending-{len(self.traces)}", index)
+            if t is not None:
+                added.append((index, t, parsed))
         digest = digest() if callable(digest) else digest
         entry["digest"] = digest
         refs: dict[str, str] = {}
-        for index, (t, parsed) in enumerate(added):
+        for index, t, parsed in added:
             _rename_trace(t, trace_id(parsed.format, digest, index))
             entry["traces"].append(t["id"])
             if parsed.ref is not None:
@@ -107,10 +109,12 @@ class DocumentBuilder:
         return entry
 
     # -- traces ---------------------------------------------------------------------
-    def _add_trace(self, parsed: ParsedTrace, source: str, tid: str, index: int) -> dict:
+    def _add_trace(self, parsed: ParsedTrace, source: str, tid: str, index: int) -> dict | None:
         if parsed.calls is not None:
             reqs = [self._cook_call(c, tid) for c in parsed.calls]
             synthetic = False
+            if not reqs and not parsed.messages:
+                return None  # every record was skipped: no trace (the input lists why)
         else:
             reqs = self._requests_from_turns(parsed, tid)
             synthetic = True

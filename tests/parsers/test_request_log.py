@@ -226,3 +226,23 @@ def test_recooking_is_byte_identical(realdata, tmp_path):
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 3 and all("requests" in ln and "unique messages" in ln for ln in lines)
+
+
+def test_other_json_with_a_nested_request_is_not_a_request_log(realdata):
+    """Inspect AI logs carry "request" objects deep inside: not ours to read as API logs."""
+    doc, (s,) = parsers.cook_paths([realdata / "inspect_ai" / "log_formats.json"])
+    assert doc["traces"] == [] and "request-log: the first record has no" in s.problems[0]["message"]
+
+
+def test_a_log_whose_records_are_all_skipped_gives_no_trace():
+    data = jsonl({"id": "get", "request": {"method": "GET", "url": "/v1/models"}, "response": {"data": []}})
+    doc, (s,) = parsers.cook_uploads([("l.jsonl", data)])
+    assert doc["traces"] == [] and doc["inputs"][0]["problems"][0]["message"].startswith("not a chat call")
+    assert "nothing cooked" in s.line()
+
+
+def test_first_record_longer_than_the_sniffed_bytes_is_still_recognised():
+    big = {"id": "b", "request": {"model": "gpt-4.1", "messages": [{"role": "user", "content": "x" * 200_000}]},
+           "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}}
+    doc = cook_bytes(jsonl(big, dict(big, id="c")))
+    assert [r["id"] for r in doc["requests"]] == ["b", "c"]
