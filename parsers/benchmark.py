@@ -25,7 +25,7 @@ import jsonschema
 
 from .errors import Problem, json_kind, pointer
 from .model import ParsedTrace, ParseResult
-from .records import first_char, iter_records, looks_binary
+from .records import as_dict, as_number, as_text, first_char, iter_records, looks_binary
 from .registry import Format
 
 from .source import Source
@@ -125,15 +125,15 @@ def to_trace(rec) -> tuple[ParsedTrace | None, str | None]:
     """A trace from one data point, or (None, why it was skipped)."""
     if not isinstance(rec, dict):
         return None, f"expected a BenchmarkDataPoint object, found {json_kind(rec)}; skipped"
-    task, routing, execution = _obj(rec.get("task")), _obj(rec.get("routing")), _obj(rec.get("execution"))
-    evaluation, rl = _obj(rec.get("evaluation")), _obj(rec.get("rlLabels"))
-    rid, task_id = _text(rec.get("id")), _text(task.get("id"))
+    task, routing, execution = as_dict(rec.get("task")), as_dict(rec.get("routing")), as_dict(rec.get("execution"))
+    evaluation, rl = as_dict(rec.get("evaluation")), as_dict(rec.get("rlLabels"))
+    rid, task_id = as_text(rec.get("id")), as_text(task.get("id"))
     if rid is None and task_id is None:
         return None, 'expected "id" or "task.id" to name the data point; skipped'
-    agent = _obj(routing.get("selectedAgent"))
-    model = _text(agent.get("modelFamily")) or _text(agent.get("name")) or _text(agent.get("id"))
+    agent = as_dict(routing.get("selectedAgent"))
+    model = as_text(agent.get("modelFamily")) or as_text(agent.get("name")) or as_text(agent.get("id"))
     started = to_epoch_ms(rec.get("timestamp"))
-    latency = _number(execution.get("latencyMs"))
+    latency = as_number(execution.get("latencyMs"))
     outcome, detail = _outcome(execution, evaluation, rl)
     meta = {"id": rid, "tenantId": rec.get("tenantId"), "task_type": task.get("type"),
             "complexity": task.get("complexity"), "agent": agent or None,
@@ -141,7 +141,7 @@ def to_trace(rec) -> tuple[ParsedTrace | None, str | None]:
                        "thinking": execution.get("thinkingTokens")}}
     return ParsedTrace(
         format=NAME, title=_one_line(task.get("description")) or task_id or rid,
-        task=task_id or _text(task.get("type")), messages=[], models=[model] if model else None,
+        task=task_id or as_text(task.get("type")), messages=[], models=[model] if model else None,
         started_at=started, duration_ms=latency,
         ended_at=started + int(latency) if started is not None and latency is not None else None,
         outcome=outcome, outcome_detail=detail,
@@ -152,7 +152,7 @@ def to_trace(rec) -> tuple[ParsedTrace | None, str | None]:
 
 def _outcome(execution: dict, evaluation: dict, rl: dict) -> tuple[str, str | None]:
     success = execution.get("success")
-    reason = _text(execution.get("failureReason"))
+    reason = as_text(execution.get("failureReason"))
     if success is True:
         outcome = "success"
     elif success is False:
@@ -163,7 +163,7 @@ def _outcome(execution: dict, evaluation: dict, rl: dict) -> tuple[str, str | No
     parts = [reason] if reason and outcome != "success" else []
     if outcome == "partial" and not reason:
         parts.append("partial success")
-    score = _number(evaluation.get("overallScore"))
+    score = as_number(evaluation.get("overallScore"))
     if score is not None:
         parts.append(f"overall score {score:g}")
     if evaluation.get("passedAllMandatory") is False:
@@ -171,16 +171,7 @@ def _outcome(execution: dict, evaluation: dict, rl: dict) -> tuple[str, str | No
     return outcome, "; ".join(parts) or None
 
 
-def _obj(v) -> dict:
-    return v if isinstance(v, dict) else {}
 
-
-def _text(v) -> str | None:
-    return v if isinstance(v, str) and v else None
-
-
-def _number(v) -> float | None:
-    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def _one_line(v, limit: int = 100) -> str | None:
@@ -201,20 +192,20 @@ def agent_statistics(items, by_task_type: bool = True) -> list[dict]:
     groups: dict[tuple, dict] = {}
     for item in items:
         s = _scores_of(item)
-        agent = _obj(_obj(s.get("routing")).get("selectedAgent"))
-        agent_id = _text(agent.get("id")) or _text(agent.get("name"))
+        agent = as_dict(as_dict(s.get("routing")).get("selectedAgent"))
+        agent_id = as_text(agent.get("id")) or as_text(agent.get("name"))
         if agent_id is None:
             continue
-        execution = _obj(s.get("execution"))
-        task_type = _obj(s.get("task")).get("type") if by_task_type else None
+        execution = as_dict(s.get("execution"))
+        task_type = as_dict(s.get("task")).get("type") if by_task_type else None
         g = groups.setdefault((agent_id, task_type), {
             "agent_id": agent_id, "agent_name": agent.get("name"), "task_type": task_type,
             "total_tasks": 0, "successful_tasks": 0, "_quality": [], "_latency": [], "_tokens": []})
         g["total_tasks"] += 1
         g["successful_tasks"] += execution.get("success") is True
-        for key, v in (("_quality", _obj(s.get("evaluation")).get("overallScore")),
+        for key, v in (("_quality", as_dict(s.get("evaluation")).get("overallScore")),
                        ("_latency", execution.get("latencyMs")), ("_tokens", execution.get("tokensUsed"))):
-            if _number(v) is not None:
+            if as_number(v) is not None:
                 g[key].append(v)
     rows = []
     for key in sorted(groups, key=lambda k: (k[0], k[1] or "")):
@@ -233,7 +224,7 @@ def _scores_of(item) -> dict:
     scores = getattr(item, "scores", None)
     if scores is None and isinstance(item, dict):
         scores = item.get("scores") if "scores" in item and "routing" not in item else item
-    return _obj(scores)
+    return as_dict(scores)
 
 
 def _mean(values: list, places: int | None):

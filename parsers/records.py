@@ -9,6 +9,21 @@ from .errors import Problem
 from .source import Source
 
 
+def as_dict(v) -> dict:
+    """A JSON value where an object is expected: the object, or {} for anything else."""
+    return v if isinstance(v, dict) else {}
+
+
+def as_text(v) -> str | None:
+    """A non-empty string, or None."""
+    return v if isinstance(v, str) and v else None
+
+
+def as_number(v) -> float | None:
+    """A JSON number (booleans are not numbers here), or None."""
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
 def first_char(head: bytes) -> str:
     s = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     return chr(s[0]) if s else ""

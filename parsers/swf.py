@@ -25,7 +25,7 @@ import orjson
 from .cook import usage as usage_mod
 from .errors import Problem, ValidationError, pointer
 from .model import Message, ParsedTrace, ParseResult, Turn
-from .records import first_char, looks_binary
+from .records import as_dict, as_number, as_text, first_char, looks_binary
 from .registry import Format
 from .source import Source
 from .timeutil import to_epoch_ms
@@ -305,9 +305,9 @@ def parse(src: Source, *_options) -> ParseResult:
 
 def to_trace(doc: dict, src: Source, fmt: str, problems: list[Problem]) -> ParsedTrace:
     """An SWF document (as read, the tolerated variants included) -> one ParsedTrace."""
-    meta = _dict(doc.get("metadata"))
-    summary = _dict(doc.get("summary"))
-    model = _str(meta.get("model_name"))
+    meta = as_dict(doc.get("metadata"))
+    summary = as_dict(doc.get("summary"))
+    model = as_text(meta.get("model_name"))
     messages: list[Message] = []
     turns: dict[int, Turn] = {}
     artifacts: list[dict] = []
@@ -317,7 +317,7 @@ def to_trace(doc: dict, src: Source, fmt: str, problems: list[Problem]) -> Parse
     for i, step in enumerate(steps):
         if not isinstance(step, dict):
             continue  # reported by the schema check
-        sid = _str(step.get("step_id")) or f"step_{i + 1:03d}"
+        sid = as_text(step.get("step_id")) or f"step_{i + 1:03d}"
         ts = to_epoch_ms(step.get("timestamp"))
         extra = {"timestamp": ts} if ts is not None else None
         role = _role(step.get("type"))
@@ -338,24 +338,24 @@ def to_trace(doc: dict, src: Source, fmt: str, problems: list[Problem]) -> Parse
         tool_use, results = _calls(calls, sid, extra, artifacts)
         if tool_use is not None:
             messages.append(tool_use)
-        step_model = _str(step.get("model")) or model
+        step_model = as_text(step.get("model")) or model
         if step_model and step_model not in models:
             models.append(step_model)
         if start < len(messages):
             turns[start] = Turn(model=step_model, timestamp=ts, usage=step_usage(step.get("tokens")),
-                                cost=_cost(step), duration_ms=_num(step.get("duration_ms")))
+                                cost=_cost(step), duration_ms=as_number(step.get("duration_ms")))
         messages.extend(results)
 
-    tool = _str(meta.get("tool_name"))
+    tool = as_text(meta.get("tool_name"))
     started, ended = to_epoch_ms(meta.get("start_time")), to_epoch_ms(meta.get("end_time"))
-    duration = _num(meta.get("total_duration"))
+    duration = as_number(meta.get("total_duration"))
     outcome = outcome_of(meta, doc)
-    cost = _num(summary.get("estimated_cost"))
+    cost = as_number(summary.get("estimated_cost"))
     return ParsedTrace(
-        format=fmt, title=_title(meta, doc, tool, src), task=_str(meta.get("task_description")) or _task(first_user),
+        format=fmt, title=_title(meta, doc, tool, src), task=as_text(meta.get("task_description")) or _task(first_user),
         messages=messages, turns=turns, models=models, started_at=started, ended_at=ended,
         duration_ms=duration * 1000 if duration is not None else None,
-        outcome=outcome, outcome_detail=_str(meta.get("final_output_description")),
+        outcome=outcome, outcome_detail=as_text(meta.get("final_output_description")),
         stated_cost=cost, artifacts=artifacts, meta=_meta(doc, meta, summary, tool), problems=problems)
 
 
@@ -367,9 +367,9 @@ def _calls(calls: list[dict], sid: str, extra: dict | None, artifacts: list[dict
     for n, call in enumerate(calls):
         # A call id made up from the step when the source gives none, so that the call and
         # its result still pair up.
-        cid = _str(call.get("call_id")) or _str(call.get("id")) or f"{sid}:{n}"
+        cid = as_text(call.get("call_id")) or as_text(call.get("id")) or f"{sid}:{n}"
         args = call.get("input")
-        tool_calls.append({"name": _str(call.get("tool_name")), "arguments": args if args is not None else {}, "id": cid})
+        tool_calls.append({"name": as_text(call.get("tool_name")), "arguments": args if args is not None else {}, "id": cid})
         if "output" in call:
             out = call["output"]
             results.append(Message("tool_result", output_text(out), tool_use_id=cid, is_error=failed(out), extra=extra))
@@ -467,7 +467,7 @@ def outcome_of(meta: dict, doc: dict) -> str:
 
 def _cost(step: dict) -> float | None:
     for key in ("cost", "estimated_cost", "cost_usd"):
-        v = _num(step.get(key))
+        v = as_number(step.get(key))
         if v is not None and v >= 0:
             return v
     return None
@@ -483,7 +483,7 @@ def _artifacts(call: dict, sid: str) -> list[dict]:
         return []
     body = next((args[k] for k in ("content", "file_text", "new_content") if isinstance(args.get(k), str)), None)
     if body is not None:
-        return [{"kind": "file", "title": path, "content": body, "step": sid, "tool": _str(call.get("tool_name"))}]
+        return [{"kind": "file", "title": path, "content": body, "step": sid, "tool": as_text(call.get("tool_name"))}]
     changes = args.get("changes")
     if isinstance(changes, list) and changes and all(isinstance(c, dict) for c in changes):
         hunks = []
@@ -493,7 +493,7 @@ def _artifacts(call: dict, sid: str) -> list[dict]:
             hunks += [f"-{ln}" for ln in str(c.get("old") or "").splitlines()]
             hunks += [f"+{ln}" for ln in str(c.get("new") or "").splitlines()]
         patch = f"--- a/{path}\n+++ b/{path}\n" + "\n".join(hunks) + "\n"
-        return [{"kind": "patch", "title": path, "content": patch, "step": sid, "tool": _str(call.get("tool_name"))}]
+        return [{"kind": "patch", "title": path, "content": patch, "step": sid, "tool": as_text(call.get("tool_name"))}]
     return []
 
 
@@ -517,7 +517,7 @@ _MAPPED = ("tool_name", "model_name", "start_time", "end_time", "total_duration"
 
 
 def _meta(doc: dict, meta: dict, summary: dict, tool: str | None) -> dict:
-    out = {"tool": TOOL_TITLES.get(tool or "", tool), "tool_name": tool, "swf_version": _str(doc.get("version"))}
+    out = {"tool": TOOL_TITLES.get(tool or "", tool), "tool_name": tool, "swf_version": as_text(doc.get("version"))}
     out.update({k: v for k, v in meta.items() if k not in _MAPPED})
     if summary:
         out["summary"] = summary
@@ -526,16 +526,7 @@ def _meta(doc: dict, meta: dict, summary: dict, tool: str | None) -> dict:
     return out
 
 
-def _dict(v) -> dict:
-    return v if isinstance(v, dict) else {}
 
-
-def _str(v) -> str | None:
-    return v if isinstance(v, str) and v else None
-
-
-def _num(v) -> float | None:
-    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 # -- normalising (what `traceview convert --to swf` writes) -----------------------------

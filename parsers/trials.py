@@ -21,7 +21,7 @@ import orjson
 from .cook import usage as usage_mod
 from .errors import Problem, json_kind
 from .model import Message, ParsedTrace, ParseResult, Turn
-from .records import first_char, looks_binary
+from .records import as_number, as_text, first_char, looks_binary
 from .registry import Companion, Format
 # The two APIs' message shapes are read exactly as in request logs.
 from .request_log import ClaudeMessages, OpenAIMessages
@@ -249,7 +249,7 @@ def _read_trajectory(file: str, events, i: int, path: str, trace: ParsedTrace) -
         if trace.started_at is None and ts is not None:
             trace.started_at = ts
         if typ == "system":
-            model = _string(ev.get("model")) or model
+            model = as_text(ev.get("model")) or model
             names = ev.get("tools")
             if not trace.tools and isinstance(names, list):  # stream-json init lists tool names only
                 trace.tools = [{"name": n, "description": None, "parameters": None} for n in names if isinstance(n, str)]
@@ -276,8 +276,8 @@ def _read_trajectory(file: str, events, i: int, path: str, trace: ParsedTrace) -
             if response_id is not None and response_id == last_response_id:
                 turns.add(new)  # stream-json splits one response into an event per block
             else:
-                turns.add(new, Turn(model=_string(msg.get("model")) or model, timestamp=ts,
-                                    usage=usage_mod.from_any(msg.get("usage")), cost=_number(msg.get("cost")),
+                turns.add(new, Turn(model=as_text(msg.get("model")) or model, timestamp=ts,
+                                    usage=usage_mod.from_any(msg.get("usage")), cost=as_number(msg.get("cost")),
                                     stop_reason=msg.get("stop_reason")))
             last_response_id = response_id
         else:
@@ -321,12 +321,12 @@ def _read_chat(src: Source, inst: dict, i: int, base: str, trace: ParsedTrace) -
         return
     shape = _ChatShape(file, where, problems)
     turns = _Turns(trace)
-    model = _string(inst.get("model"))
+    model = as_text(inst.get("model"))
     for k, m in enumerate(msgs):
         new = shape.message(m, f"{path}/{k}")
         if isinstance(m, dict) and m.get("role") == "assistant":
-            turns.add(new, Turn(model=_string(m.get("model")) or model, timestamp=to_epoch_ms(m.get("timestamp")),
-                                usage=usage_mod.from_any(m.get("usage")), cost=_number(m.get("cost"))))
+            turns.add(new, Turn(model=as_text(m.get("model")) or model, timestamp=to_epoch_ms(m.get("timestamp")),
+                                usage=usage_mod.from_any(m.get("usage")), cost=as_number(m.get("cost"))))
         else:
             turns.add(new)
     turns.finish()
@@ -360,8 +360,8 @@ def _apply_run_result(trace: ParsedTrace, res: dict) -> None:
     elif isinstance(reason, str):
         trace.outcome = "failure" if reason.startswith("error") else "success"
     trace.outcome_detail = str(reason) if reason is not None else ("error" if is_error else None)
-    trace.stated_cost = _number(res.get("total_cost_usd"))
-    trace.duration_ms = _number(res.get("duration_ms"))
+    trace.stated_cost = as_number(res.get("total_cost_usd"))
+    trace.duration_ms = as_number(res.get("duration_ms"))
     trace.meta["run"] = {k: res[k] for k in RUN_KEYS if k in res}
 
 
@@ -390,12 +390,6 @@ def _apply_verdicts(trace: ParsedTrace, iid: str, summary_name: str, verdicts: d
     trace.outcome_detail = f"{text} ({summary_name})" + (f"; run ended: {run_end}" if run_end else "")
 
 
-def _string(v) -> str | None:
-    return v if isinstance(v, str) and v else None
-
-
-def _number(v) -> float | None:
-    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 FORMAT = Format(
