@@ -831,30 +831,24 @@ def _pyg_rules(style: str, prefixes: list[str]) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1)
 def page_css() -> str:
-    """Our stylesheet plus pygments token colours (light + dark), scoped under .tv-root."""
+    """Our stylesheet plus pygments token colours, scoped under .tv-root: light by default,
+    dark inside `.tv-dark` (the app wraps every rendered block in its theme's class)."""
     try:
         own = Path(__file__).with_name("style.css").read_text(encoding="utf-8")
     except OSError:
         own = ""
     light = _pyg_rules(_LIGHT_STYLE, [".tv-root .tv-hl"])
-    dark_auto = _pyg_rules(_DARK_STYLE, [".tv-root:not(.tv-light) .tv-hl"])
-    light_forced = _pyg_rules(_LIGHT_STYLE, [".tv-light .tv-root .tv-hl", ".tv-root.tv-light .tv-hl"])
-    dark_forced = _pyg_rules(_DARK_STYLE, [".tv-dark .tv-root .tv-hl", ".tv-root.tv-dark .tv-hl"])
+    dark = _pyg_rules(_DARK_STYLE, [".tv-dark .tv-root .tv-hl", ".tv-root.tv-dark .tv-hl"])
     return "\n".join(
         [
             own,
             "/* --- code highlighting: light --- */",
             *light,
             ".tv-root .tv-hl { color: #1f2328; }",
-            "/* --- code highlighting: dark (system preference) --- */",
-            "@media (prefers-color-scheme: dark) {",
-            *dark_auto,
-            "}",
-            "/* --- code highlighting: explicit theme classes --- */",
-            *light_forced,
-            ".tv-light .tv-root .tv-hl, .tv-root.tv-light .tv-hl { color: #1f2328; }",
-            *dark_forced,
+            "/* --- code highlighting: dark theme --- */",
+            *dark,
             "/* --- diff line tints (after token colours) --- */",
             ".tv-root .tv-hl .tv-hl-gi { background: rgba(46, 160, 67, 0.16); }",
             ".tv-root .tv-hl .tv-hl-gd { background: rgba(248, 81, 73, 0.16); }",

@@ -138,3 +138,10 @@ def paths_from(argv: list[str], main_script: str) -> list[str]:
     if env:
         return [os.path.abspath(p) for p in env.split(os.pathsep) if p]
     return []
+
+
+def themed(html: str) -> str:
+    """Rendered trace HTML inside the app's current theme (light or dark): the stylesheet
+    colours code by these classes."""
+    theme = "tv-dark" if st.context.theme.type == "dark" else "tv-light"
+    return f'<div class="{theme}">{html}</div>'

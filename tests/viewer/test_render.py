@@ -548,6 +548,7 @@ def test_page_css():
     assert "prefers-color-scheme: dark" in css
     assert ".tv-dark" in css and ".tv-light" in css
     assert ".tv-root .tv-hl .tv-hl-k" in css
+    assert ".tv-dark .tv-root .tv-hl .tv-hl-k" in css  # code colours of the dark theme
     assert ".tv-msg" in css and ".tv-thumb" in css and "mark.tv-hit" in css
     assert "url(" not in css and "@import" not in css
     # every rule is scoped under .tv-root

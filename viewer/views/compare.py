@@ -187,7 +187,7 @@ def _comparison(left, right, battle: dict | None) -> None:
                    "The left patch diffed against the right one: lines starting `-` are only in the left "
                    "patch, `+` only in the right.")
         if not same:
-            st.html(_themed(diff_html))
+            st.html(state.themed(diff_html))
 
     # Aligned rows ----------------------------------------------------------------------------------
     key = ("compare", ltrace["id"], rtrace["id"])
@@ -217,7 +217,7 @@ def _comparison(left, right, battle: dict | None) -> None:
     body = cd.rows_html([r for _, r in chunk], left_title=_side_title("Left", ltrace, battle, 0),
                         right_title=_side_title("Right", rtrace, battle, 1), max_chars=MAX_CHARS,
                         query=query or None, numbers=[n + 1 for n, _ in chunk])
-    st.html(_themed(body))
+    st.html(state.themed(body))
     if n_pages > 1:
         b1, b2, _ = st.columns([1, 1, 6])
         b1.button("Previous rows", key="tv_cmp_prev", on_click=_on_step, args=(-1, n_pages), disabled=pg <= 1,
@@ -230,11 +230,6 @@ def _side_title(label: str, trace: dict, battle: dict | None, i: int) -> str:
     models = list((battle or {}).get("models") or trace.get("models") or [])
     model = models[i] if battle is not None and len(models) > i else ", ".join(trace.get("models") or [])
     return f"{label} · {model or 'unknown model'}"
-
-
-def _themed(body: str) -> str:
-    theme = "tv-dark" if st.context.theme.type == "dark" else "tv-light"
-    return f'<div class="{theme}">{body}</div>'
 
 
 def _int(v) -> int | None:

@@ -195,7 +195,7 @@ def _detail(col, trace: dict, rows: pd.DataFrame, rid: str, view: pd.DataFrame) 
             for i, old, j, new_id in diff["changed"][:MAX_BLOCK]:
                 a, b = col.messages.get(old) or {}, col.messages.get(new_id) or {}
                 role = str(b.get("role") or "message").replace("_", " ")
-                st.html(render.render_patch(rd.text_diff(a, b), f"{role} #{j} (#{i} in the parent)"))
+                st.html(state.themed(render.render_patch(rd.text_diff(a, b), f"{role} #{j} (#{i} in the parent)")))
         if diff["dropped"]:
             st.markdown(f"**Dropped since parent #{p} · {len(diff['dropped'])}** — in the parent's conversation "
                         "(positions there) but not sent again: a rewind or a compaction")
@@ -253,8 +253,7 @@ def _render(col, entries: list, key: str) -> None:
         st.button(f"Show all {len(entries)}", key=f"{key}:btn", on_click=_set_true, args=(key,))
         entries = entries[-MAX_BLOCK:]
     body = render.render_messages(rd.plain_items(entries, col.messages), max_chars=MAX_CHARS)
-    theme = "tv-dark" if st.context.theme.type == "dark" else "tv-light"
-    st.html(f'<div class="{theme}">{body}</div>')
+    st.html(state.themed(body))
 
 
 def _set_true(key: str) -> None:

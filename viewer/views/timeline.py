@@ -134,8 +134,7 @@ def _messages(page_items: list, query: str, msg: int, pg: int, n_pages: int) -> 
         return
     body = render.render_messages(page_items, max_chars=MAX_CHARS, query=query or None,
                                   expanded=frozenset(ss.get("tv_expanded", ())))
-    theme = "tv-dark" if st.context.theme.type == "dark" else "tv-light"
-    st.html(f'<div class="{theme}">{body}</div>')
+    st.html(state.themed(body))
     focus = ss.get("tv_focus")
     if focus is not None and any(it["position"] == focus for it in page_items):
         st.html(f"<style>.tv-root #msg-{int(focus)} {{ outline: 2px solid #fb8500; outline-offset: 3px; }}</style>")
@@ -179,11 +178,11 @@ def _header(col, trace: dict) -> None:
     patches = [a for a in trace.get("artifacts") or []
                if isinstance(a, dict) and a.get("kind") in PATCH_KINDS and isinstance(a.get("content"), str)]
     if len(patches) == 1:
-        st.html(render.render_patch(patches[0]["content"], patches[0].get("title") or "patch"))
+        st.html(state.themed(render.render_patch(patches[0]["content"], patches[0].get("title") or "patch")))
     elif patches:
         with st.expander(f"{len(patches)} patches", icon=":material/difference:"):
             for a in patches[:MAX_PATCHES]:
-                st.html(render.render_patch(a["content"], a.get("title") or "patch"))
+                st.html(state.themed(render.render_patch(a["content"], a.get("title") or "patch")))
             if len(patches) > MAX_PATCHES:
                 st.caption(f"and {len(patches) - MAX_PATCHES} more")
 
@@ -311,7 +310,7 @@ def _raw(col, mid: str, label: str) -> None:
     if obj is None:
         return
     with st.expander(f"Raw JSON · {label}", expanded=True):
-        st.html(render.render_raw(obj))
+        st.html(state.themed(render.render_raw(obj)))
 
 
 def _scroll_to(pos: int) -> None:
