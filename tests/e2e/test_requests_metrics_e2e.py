@@ -20,7 +20,6 @@ REAL_LOG = REPO.parent / "shared" / "realdata" / "llm_trace_raw" / "claude-code.
 BENCHMARK = REPO / "sample_data" / "benchmark" / "arbiter_benchmark.jsonl"
 TIMEOUT = 30_000
 CHART = '[data-testid="stPlotlyChart"]'
-ROW = 35  # height of a table row (and of its header) in Streamlit's data grid, in pixels
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +71,8 @@ def test_requests_page_shows_the_forest_and_what_a_request_changed(app, page, sh
     assert legend == ["root", "continuation", "fork", "side call"]
     # One marker per request, spread over the four kinds.
     assert chart.locator(".scatterlayer .trace .points path").count() == 24
-    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=TIMEOUT)
+    page.locator("table.tv-table").first.wait_for(timeout=TIMEOUT)
+    assert page.locator("table.tv-table tbody tr").count() == 24
     page.screenshot(path=str(shots_dir / "requests.png"), full_page=True)
 
     # Request #10 is a fork of #7 that re-sends two messages edited (the billing header and a
@@ -105,12 +105,13 @@ def test_clicking_the_drawing_chooses_a_request(app, page):
     page.get_by_text("Request #1 · side call").wait_for(timeout=TIMEOUT)
     assert query(page) == {"trace": tid, "request": request_id(doc, 1)}
     assert page.get_by_text("Sent · 4 messages (a root: everything is new)").is_visible()
-    # The table chooses too: its rows are in tree order (#1, #2, #4, #5, ...); the fourth is #5.
-    table = page.locator('[data-testid="stDataFrame"]').first
+    # The table chooses too: its rows are in tree order (#1, #2, #4, #5, ...), each a link.
+    table = page.locator("table.tv-table").first
     table.wait_for(timeout=TIMEOUT)
-    page.wait_for_timeout(500)  # the grid draws on a canvas after the element appears
-    box = table.bounding_box()
-    page.mouse.click(box["x"] + 15, box["y"] + ROW * 4 + ROW / 2)
+    first_cells = table.locator("tbody tr td:first-child").all_inner_texts()
+    assert [c.strip().split("#")[-1] for c in first_cells[:4]] == ["1", "2", "4", "5"]
+    assert table.locator("tr.tv-selected td:first-child").inner_text().strip().endswith("#1")
+    table.locator("tbody tr").nth(3).locator("a").click()
     page.get_by_text("Request #5 · continuation").wait_for(timeout=TIMEOUT)
     assert query(page)["request"] == request_id(doc, 5)
 

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import orjson
 import pytest
 
-from viewer.render import message_size, page_css, render_messages, render_patch, render_raw
+from viewer.render import message_size, page_css, render_messages, render_patch, render_raw, render_table
 
 # ---------------------------------------------------------------------------
 # helpers
@@ -92,7 +92,7 @@ class Audit(HTMLParser):
                 self.problems.append(f"img with non-data src: {src[:80]}")
         if tag == "a":
             href = a.get("href")
-            if href is not None and not href.lower().startswith(("http://", "https://", "mailto:", "#")):
+            if href is not None and not href.lower().startswith(("http://", "https://", "mailto:", "#", "?")):
                 self.problems.append(f"link with unexpected scheme {href[:80]}")
             if href and "target" in a:
                 self.problems.append("link with target")
@@ -611,3 +611,18 @@ def test_render_speed_3000():
     print(f"\nrender_messages: 3000 messages in {dt * 1000:.0f} ms ({len(out) / 1e6:.1f} MB HTML); "
           f"with query {dtq * 1000:.0f} ms")
     assert out.count('class="tv-msg ') == 3000
+
+
+def test_render_table_escapes_cells_and_keeps_only_same_page_links():
+    cols = [("request", "text", "help <b>"), ("model", "text", ""), ("cost", "num", "")]
+    rows = [["#1", "<script>alert(1)</script>", "$0.0100"], ["├─#2", "\x1b[31mred\x1b[0m", None],
+            ["#3", "ok", "1"]]
+    links = ["?trace=abc&request=r1", "javascript:alert(1)", "http://evil.example/x"]
+    out = render_table(cols, rows, links=links, selected=1, row_classes=["", "tv-bad", "evil-class tv-bad"])
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    assert "\x1b" not in out and ">red<" in out
+    assert out.count("<a ") == 1 and 'href="?trace=abc&amp;request=r1"' in out
+    assert "javascript:" not in out and "evil.example" not in out and "evil-class" not in out
+    assert '<tr class="tv-selected tv-bad">' in out
+    assert 'title="help &lt;b&gt;"' in out
+    audit(out)

@@ -8,6 +8,7 @@ blocks: new since its parent, dropped since its parent, kept (on demand), and it
 from __future__ import annotations
 
 import functools
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -38,11 +39,13 @@ def page() -> None:
     if rd.find_row(rows, chosen) is None:
         chosen = None
 
+    # The table comes first: Streamlit holds back every element after a chart until its
+    # plotting library has loaded (about 1.5 s here), and the table alone shows the forest.
+    view = _table(rows, chosen)
     key = f"tv_req_tree:{chosen}"
     fig = _tree_figure(col, tid, rows, chosen)
     st.plotly_chart(fig, key=key, on_select=functools.partial(_on_chart, key),
                     selection_mode="points", config={"displayModeBar": False, "scrollZoom": True})
-    view = _table(rows, chosen)
     if chosen is None:
         st.caption("Choose a request in the drawing or the table to see what it sent and received.")
         return
@@ -92,41 +95,57 @@ def _table(rows: pd.DataFrame, chosen: str | None) -> pd.DataFrame:
         view = view[view["model"].isin(pick)]
     if only_err:
         view = view[view["error"].fillna("").astype(bool)]
-    shown = pd.DataFrame({
-        "tree": view["prefix"] + "#" + view["n"].astype(str),
-        "kind": view["kind"], "model": view["model"], "time": view["time"],
-        "duration_s": view["duration_ms"] / 1000, "input": view["input"], "output": view["output"],
-        "cache_read": view["cache_read"], "cache_write": view["cache_write"], "cost": view["cost"],
-        "stop": view["stop_reason"], "error": view["error"].fillna("").astype(str).str.slice(0, 200),
-        "sent": view["sent"], "new": view["new"], "changed": view["changed"], "dropped": view["dropped"],
-        "parent": view["parent_n"],
-    })
-    st.session_state["tv_req_view_ids"] = list(view["id"])
-    key = f"tv_req_table:{chosen}"
-    st.dataframe(
-        shown, key=key, hide_index=True, on_select=functools.partial(_on_table, key), selection_mode="single-row",
-        height=min(38 + 35 * len(shown), 420),
-        column_config={
-            "tree": st.column_config.TextColumn("request", help="#n is the place in time order; "
-                                                "├─ opens a side branch (a rewind or a retry) beside the line"),
-            "duration_s": st.column_config.NumberColumn("duration (s)", format="%.2f"),
-            "input": st.column_config.NumberColumn("input", format="compact"),
-            "output": st.column_config.NumberColumn("output", format="compact"),
-            "cache_read": st.column_config.NumberColumn("cache read", format="compact"),
-            "cache_write": st.column_config.NumberColumn("cache write", format="compact"),
-            "cost": st.column_config.NumberColumn("cost", format="$%.4f", width="small",
-                                                  help="None: no price known for this model"),
-            "new": st.column_config.NumberColumn("new", help="messages sent that the parent's conversation lacked"),
-            "changed": st.column_config.NumberColumn("changed", help="messages of the parent's conversation sent "
-                                                     "again edited (same place, same role)"),
-            "dropped": st.column_config.NumberColumn("dropped", help="messages of the parent's conversation "
-                                                     "not sent again (a rewind or a compaction)"),
-            "parent": st.column_config.NumberColumn("parent", format="#%d"),
-        },
-    )
+    # A page of rows at a time: a browser draws a thousand-row table slowly.
+    n_pages = max(1, -(-len(view) // TABLE_PAGE))
+    ss = st.session_state
+    if ss.get("tv_req_page_for") != chosen:  # a newly chosen request: show its page
+        ss["tv_req_page_for"] = chosen
+        at = next((i for i, rid in enumerate(view["id"]) if rid == chosen), 0)
+        ss["tv_req_page"] = at // TABLE_PAGE + 1
+    page_no = min(max(int(ss.get("tv_req_page", 1)), 1), n_pages)
+    ss["tv_req_page"] = page_no
+    lo = (page_no - 1) * TABLE_PAGE
+    st.html(state.themed(_table_html(view.iloc[lo:lo + TABLE_PAGE], chosen, st.query_params.get("trace"))))
+    if n_pages > 1:
+        st.pagination(n_pages, key="tv_req_page", max_visible_pages=9)
     if len(view) != len(rows):
         st.caption(f"{len(view):,} of {len(rows):,} requests shown.")
     return view
+
+
+TABLE_PAGE = 100  # rows of the request table drawn at once
+TABLE_COLUMNS = [
+    ("request", "text", "#n is the place in time order; ├─ opens a side branch (a rewind or a retry) "
+                        "beside the line. Click to choose the request."),
+    ("kind", "text", KIND_HELP), ("model", "text", ""), ("time", "text", "UTC"),
+    ("duration (s)", "num", ""), ("input", "num", "input tokens, cached ones excluded"), ("output", "num", ""),
+    ("cache read", "num", ""), ("cache write", "num", ""), ("cost", "num", "empty: no price known for this model"),
+    ("stop", "text", ""), ("new", "num", "messages sent that the parent's conversation lacked"),
+    ("changed", "num", "messages of the parent's conversation sent again edited (same place, same role)"),
+    ("dropped", "num", "messages of the parent's conversation not sent again (a rewind or a compaction)"),
+    ("parent", "num", ""), ("error", "text", ""),
+]
+
+
+def _table_html(view: pd.DataFrame, chosen: str | None, tid: str | None) -> str:
+    """The forest in tree order as one HTML table (a data grid takes seconds to load here);
+    each request links to itself on this page."""
+    def num(v, pattern="{:,.0f}"):
+        return None if v is None or pd.isna(v) else pattern.format(v)
+
+    rows, links, marks = [], [], []
+    selected = None
+    for i, r in enumerate(view.itertuples(index=False)):
+        rows.append([f"{r.prefix}#{r.n}", r.kind, r.model, r.time, num(r.duration_ms / 1000 if r.duration_ms is not None
+                                                                         and not pd.isna(r.duration_ms) else None, "{:.2f}"),
+                     num(r.input), num(r.output), num(r.cache_read), num(r.cache_write), num(r.cost, "${:.4f}"),
+                     r.stop_reason, num(r.new), num(r.changed), num(r.dropped), num(r.parent_n, "#{:.0f}"),
+                     (str(r.error)[:200] if isinstance(r.error, str) and r.error else None)])
+        links.append("?" + urlencode({"trace": tid, "request": r.id}) if tid else None)
+        marks.append("tv-bad" if isinstance(r.error, str) and r.error else "")
+        if r.id == chosen:
+            selected = i
+    return render.render_table(TABLE_COLUMNS, rows, links=links, selected=selected, row_classes=marks)
 
 
 def _choose(request_id: str | None) -> None:
@@ -142,13 +161,6 @@ def _selection(key: str) -> dict:
 
 def _on_chart(key: str) -> None:
     _choose(md.selected_request(_selection(key)))
-
-
-def _on_table(key: str) -> None:
-    ids = st.session_state.get("tv_req_view_ids") or []
-    picked = _selection(key).get("rows") or []
-    if picked and 0 <= picked[0] < len(ids):
-        _choose(ids[picked[0]])
 
 
 # -- the chosen request -------------------------------------------------------------------------
