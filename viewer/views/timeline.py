@@ -29,10 +29,10 @@ def page() -> None:
     if ss.get("tv_view_of") != tid:  # a different trace: start from its own URL position
         _reset_view(tid)
 
-    _header(col, trace)
     # Slots in reading order, filled messages first: the page of messages reaches the browser
-    # before the controls above it. Widget values are in session state before the widgets run.
-    controls, status, messages = st.container(), st.container(), st.container()
+    # before the header and the controls above it. Widget values are in session state before
+    # the widgets run.
+    header, controls, status, messages = st.container(), st.container(), st.container(), st.container()
 
     reqs = [col.requests[r] for r in trace.get("requests") or () if r in col.requests]
     branches = col.memo(("branches", tid), lambda: conv.branches(trace, col.requests))
@@ -61,6 +61,8 @@ def page() -> None:
         _messages(page_items, query, msg, pg, n_pages)
     with status:
         st.caption(_status(page_items, pg * page_size, visible, items, query, hits, occurrences))
+    with header:
+        _header(col, trace)
     with controls:
         if len(branches) > 1:
             labels = [b.label for b in branches]
