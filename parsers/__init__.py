@@ -8,14 +8,13 @@ import gc
 import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .cook.document import DocumentBuilder
 from .errors import (ConversionError, Problem, UnsupportedFormatError, ValidationError,
                      WorkflowFormatError)
 from .records import looks_binary
 from .registry import CompanionFile, detect, formats, get
-from .source import Source, expand, expand_uploads, from_bytes
+from .source import Source, expand, expand_uploads
 
 __all__ = ["cook_paths", "cook_uploads", "cook_sources", "InputSummary", "Problem", "formats",
            "WorkflowFormatError", "UnsupportedFormatError", "ValidationError", "ConversionError"]
@@ -106,7 +105,7 @@ def _cook_one(builder: DocumentBuilder, src: Source, forced, fmt, digest) -> Inp
         entry["note"] = e.reason
         return InputSummary(src.name, None, note=e.reason)
     except UnsupportedFormatError as e:
-        why = str(e).split(": ", 1)[1]
+        why = e.why
         if looks_binary(src.head):
             why = "not a text file (binary content): " + why
         entry = builder.add_failed_input(src.name, digest(), src.size, None, [Problem(src.name, why)])
@@ -118,9 +117,14 @@ def _cook_one(builder: DocumentBuilder, src: Source, forced, fmt, digest) -> Inp
     s = InputSummary(src.name, entry["format"], records=records, traces=len(entry["traces"]),
                      requests=len(builder.requests) - r0, messages=len(builder.messages) - m0,
                      tools=len(builder.tools) - t0, problems=entry["problems"])
-    # Problems found inside traces are listed with their input too.
+    # Problems found inside traces are listed with their input too (once: a reader may give
+    # the input and its trace the same list).
+    seen = {tuple(p.values()) for p in s.problems}
     for t in builder.traces[len(builder.traces) - len(entry["traces"]):]:
-        s.problems = s.problems + [p for p in t["problems"] if p not in s.problems]
+        for p in t["problems"]:
+            if tuple(p.values()) not in seen:
+                seen.add(tuple(p.values()))
+                s.problems = s.problems + [p]
     return s
 
 

@@ -44,7 +44,8 @@ class UnsupportedFormatError(WorkflowFormatError):
         self.name = name
         self.reasons = reasons
         tried = "; ".join(f"{fmt}: {why}" for fmt, why in reasons.items())
-        super().__init__(f"{name}: no supported format recognised it (tried {tried})")
+        self.why = f"no supported format recognised it (tried {tried})"  # the message without the name
+        super().__init__(f"{name}: {self.why}")
 
 
 class ValidationError(WorkflowFormatError):

@@ -17,7 +17,7 @@ from . import sse
 from .cook import usage as usage_mod
 from .errors import Problem, json_kind, pointer
 from .model import Call, Message, ParsedTrace, ParseResult
-from .records import first_char, iter_records, looks_binary
+from .records import as_number, first_char, iter_records, looks_binary
 from .registry import Format
 from .source import Source
 from .timeutil import to_epoch_ms
@@ -155,52 +155,46 @@ def convert_record(rec, shape: str | None, file: str, where: dict, problems: lis
     kind = shape or detect_shape(request, response)
     error = _error_text(rec.get("error"))
 
-    stream_problems: list = []
     if isinstance(response, dict) and isinstance(response.get("sse_lines"), list):
         response, _, stream_problems = sse.rebuild_stream(response["sse_lines"])
         for idx, msg in stream_problems:
             problem(pointer("response", "sse_lines", idx) if idx is not None else "/response/sse_lines", msg)
-        if response.get("error") and not error:
-            error = _error_text(response.get("error"))
     if response is not None and not isinstance(response, dict):
         problem("/response", f"expected an object, found {json_kind(response)}; the request is kept without its response")
         response = None
-    if isinstance(response, dict) and not _is_chat_response(kind, response):
-        if not error and response:
-            keys = ", ".join(sorted(response)[:5])
-            problem("/response", f"not a chat response (it has {keys}), e.g. a count_tokens call; skipped")
-            return None, kind
-    if isinstance(response, dict) and response.get("error") and not error:
+    # A request logged without its answer (no response, or only an error) is kept.
+    chat = isinstance(response, dict) and _is_chat_response(response)
+    if response and not chat and not error and not response.get("error"):
+        keys = ", ".join(sorted(response)[:5])
+        problem("/response", f"not a chat response (it has {keys}), e.g. a count_tokens call; skipped")
+        return None, kind
+    if response and response.get("error") and not error:
         error = _error_text(response["error"])
-    if response is None and not error:
-        error = None  # a request logged without its answer: kept, with no response messages
 
     conv = {"claude": ClaudeMessages, "gemini": GeminiMessages}.get(kind, OpenAIMessages)(file, where, problems, memo)
     req_msgs = conv.request_messages(request)
-    resp_msgs, model, stop, usage_raw, resp_id = ([], None, None, None, None)
-    if isinstance(response, dict) and _is_chat_response(kind, response):
+    resp_msgs, model, stop, usage_raw = [], None, None, None
+    if chat:
         resp_msgs, stop = conv.response_messages(response)
         model = response.get("model") or response.get("modelVersion")
         usage_raw = response.get("usage") or response.get("usageMetadata")
-        resp_id = response.get("id") or response.get("responseId")
     model = request.get("model") or model or rec.get("model")
     ts = to_epoch_ms(rec.get("timestamp"))
     if rec.get("timestamp") is not None and ts is None:
         problem("/timestamp", f"expected an ISO 8601 time or epoch number, found {rec.get('timestamp')!r}")
-    duration = rec.get("duration_ms")
     params = {k: request[k] for k in PARAM_KEYS if k in request}
     rid = rec.get("id")
     return Call(
         request_messages=req_msgs, response_messages=resp_msgs,
         tools=conv.cached({"tools": request.get("tools")}, lambda: conv.tools(request.get("tools"))),
         id=str(rid) if rid is not None else None, timestamp=ts, model=model, provider=PROVIDER[kind],
-        duration_ms=duration if isinstance(duration, (int, float)) and not isinstance(duration, bool) else None,
+        duration_ms=as_number(rec.get("duration_ms")),
         usage=usage_mod.from_any(usage_raw), stop_reason=stop, error=error, params=params or None,
         line=where["line"], record=where["record"],
     ), kind
 
 
-def _is_chat_response(kind: str, r: dict) -> bool:
+def _is_chat_response(r: dict) -> bool:
     return any(k in r for k in ("content", "choices", "candidates"))
 
 
@@ -602,10 +596,6 @@ class GeminiMessages(MessageReader):
                 for k, v in t.items():  # built-in tools such as googleSearch
                     out.append({"name": k, "description": None, "parameters": v or None})
         return out
-
-
-def _parse_forced(shape):
-    return lambda src: parse(src, shape)
 
 
 FORMAT = Format(

@@ -32,7 +32,3 @@ def message_id(role, content, tool_calls, tool_use_id, is_error) -> str:
 
 def tool_id(name, description, parameters) -> str:
     return content_id({"name": name, "description": description, "parameters": parameters})
-
-
-def digest_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()

@@ -28,7 +28,8 @@ PROVIDER_IDS = {"anthropic": "anthropic", "openai": "openai", "google": "google"
 
 @functools.lru_cache(maxsize=4096)
 def _model_price(model: str, provider: str | None, day: int | None):
-    """The package's price of a model on a day: (ModelPrice, description) or None if unknown.
+    """The package's price of a model on a day: (ModelPrice, description, affine rates or None
+    for tiered prices), or None when the model is unknown.
 
     Looking a model up is most of the package's work, so it is done once per model, provider
     and day; each request is then priced by that ModelPrice."""
@@ -59,13 +60,17 @@ def _is_tiered(mp) -> bool:
     return any(hasattr(getattr(mp, name, None), "tiers") for name in fields)
 
 
+def _day_of(timestamp_ms: int | None) -> int | None:
+    return int(timestamp_ms // 86_400_000) if timestamp_ms is not None else None
+
+
 def _day_start(day: int | None):
     return datetime.fromtimestamp(day * 86400, tz=timezone.utc) if day is not None else None
 
 
 def _when_day(timestamp_ms: int | None):
     """The moment prices are taken at for a request at this time (the start of its UTC day)."""
-    return _day_start(int(timestamp_ms // 86_400_000)) if timestamp_ms is not None else None
+    return _day_start(_day_of(timestamp_ms))
 
 
 def _affine_rates(mp) -> tuple[float, float, float, float, float]:
@@ -98,8 +103,7 @@ def price(model: str | None, provider: str | None, usage: dict | None,
     provider's cache rates (genai-prices counts them inside input_tokens)."""
     if not model or usage is None or calc_price is None:
         return None, None
-    day = int(timestamp_ms // 86_400_000) if timestamp_ms is not None else None
-    hit = _model_price(model, provider, day)
+    hit = _model_price(model, provider, _day_of(timestamp_ms))
     if hit is None:
         return None, None
     mp, info, rates = hit

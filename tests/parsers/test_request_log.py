@@ -246,3 +246,18 @@ def test_first_record_longer_than_the_sniffed_bytes_is_still_recognised():
            "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}}
     doc = cook_bytes(jsonl(big, dict(big, id="c")))
     assert [r["id"] for r in doc["requests"]] == ["b", "c"]
+
+
+def test_an_error_body_as_response_is_a_failed_request():
+    """A proxy that logs the API's error body as the response: a failed request, not skipped."""
+    rec = {"id": "e2", "request": {"model": "claude-sonnet-4-20250514", "system": [],
+                                   "messages": [{"role": "user", "content": "hi"}]},
+           "response": {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down"}}}
+    doc = cook_bytes(jsonl(rec))
+    (r,) = doc["requests"]
+    assert r["error"] == "rate_limit_error: Slow down" and r["response_messages"] == []
+
+
+def test_unrecognised_file_named_with_a_colon_reports_why():
+    doc, (s,) = parsers.cook_uploads([("notes: draft.txt", b"plain words\n")])
+    assert s.problems[0]["message"].startswith("no supported format recognised it (tried ")
