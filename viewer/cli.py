@@ -14,26 +14,21 @@ import orjson
 
 def _cmd_cook(args) -> int:
     import parsers
-    from parsers.errors import UnsupportedFormatError
+    from parsers.errors import Problem
 
-    try:
-        doc, summaries = parsers.cook_paths(args.inputs, args.format)
-    except UnsupportedFormatError as e:  # an unknown --format name
-        print(f"traceview cook: {e.reasons.get('--format', e)}", file=sys.stderr)
-        return 2
+    # --format is checked by argparse against the registered names.
+    doc, summaries = parsers.cook_paths(args.inputs, args.format)
     for s in summaries:
         print(s.line(), file=sys.stderr)
-    for p in doc["inputs"]:
-        if not any(s.name == p["name"] for s in summaries):
+    summarised = {s.name for s in summaries}
+    for p in doc["inputs"]:  # paths that gave no input at all (missing, over a cap)
+        if p["name"] not in summarised:
             for prob in p["problems"]:
                 print(f"{prob['file']}: {prob['message']}", file=sys.stderr)
     if args.problems:
         for s in summaries:
             for p in s.problems:
-                loc = p["file"] + (f":{p['line']}" if p.get("line") else "") + \
-                    (f" record {p['record']}" if p.get("record") is not None else "") + \
-                    (f" at {p['path']}" if p.get("path") else "")
-                print(f"  {loc}: {p['message']}", file=sys.stderr)
+                print(f"  {Problem(**p)}", file=sys.stderr)
     if not doc["traces"]:
         print("traceview cook: nothing cooked: no input gave a trace", file=sys.stderr)
         return 1

@@ -70,3 +70,13 @@ def test_validate_reports_errors_with_json_paths(tmp_path):
     (tmp_path / "junk.json").write_text("{nope")
     junk = run("validate", str(tmp_path / "junk.json"))
     assert junk.returncode == 1 and "not valid JSON" in junk.stdout
+
+
+def test_problems_flag_lists_each_problem_with_its_place(tmp_path):
+    log = tmp_path / "log.jsonl"
+    bad = dict(RECORD, request={"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}, 5]})
+    log.write_bytes(orjson.dumps(bad) + b"\n" + b"{broken\n")
+    p = run("cook", str(log), "--problems", "-o", str(tmp_path / "out.json"))
+    assert p.returncode == 0
+    assert "  log.jsonl:1 at /request/messages/1: expected a message object, found a number; skipped" in p.stderr
+    assert "  log.jsonl:2: not valid JSON" in p.stderr
