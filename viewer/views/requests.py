@@ -130,19 +130,19 @@ TABLE_COLUMNS = [
 def _table_html(view: pd.DataFrame, chosen: str | None, tid: str | None) -> str:
     """The forest in tree order as one HTML table (a data grid takes seconds to load here);
     each request links to itself on this page."""
-    def num(v, pattern="{:,.0f}"):
-        return None if v is None or pd.isna(v) else pattern.format(v)
+    def num(v, pattern="{:,.0f}", scale=1):
+        return None if v is None or pd.isna(v) else pattern.format(v / scale)
 
     rows, links, marks = [], [], []
     selected = None
     for i, r in enumerate(view.itertuples(index=False)):
-        rows.append([f"{r.prefix}#{r.n}", r.kind, r.model, r.time, num(r.duration_ms / 1000 if r.duration_ms is not None
-                                                                         and not pd.isna(r.duration_ms) else None, "{:.2f}"),
+        error = r.error if isinstance(r.error, str) and r.error else None
+        rows.append([f"{r.prefix}#{r.n}", r.kind, r.model, r.time, num(r.duration_ms, "{:.2f}", 1000),
                      num(r.input), num(r.output), num(r.cache_read), num(r.cache_write), num(r.cost, "${:.4f}"),
                      r.stop_reason, num(r.new), num(r.changed), num(r.dropped), num(r.parent_n, "#{:.0f}"),
-                     (str(r.error)[:200] if isinstance(r.error, str) and r.error else None)])
+                     error[:200] if error else None])
         links.append("?" + urlencode({"trace": tid, "request": r.id}) if tid else None)
-        marks.append("tv-bad" if isinstance(r.error, str) and r.error else "")
+        marks.append("tv-bad" if error else "")
         if r.id == chosen:
             selected = i
     return render.render_table(TABLE_COLUMNS, rows, links=links, selected=selected, row_classes=marks)
