@@ -144,23 +144,19 @@ def expand(paths: list[str | Path], problems: list[Problem]) -> Iterator[Source]
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            root = p
-            for f in _walk(p):
-                if not budget.take(f.name, f.stat().st_size, problems):
-                    return
-                if zipfile.is_zipfile(f) and f.suffix.lower() == ".zip":
-                    yield from _zip_sources(f.read_bytes(), f.relative_to(root).as_posix(), budget, problems)
-                else:
-                    yield from_path(f, root)
+            files, root = _walk(p), p
         elif p.is_file():
-            if not budget.take(p.name, p.stat().st_size, problems):
-                return
-            if p.suffix.lower() == ".zip" and zipfile.is_zipfile(p):
-                yield from _zip_sources(p.read_bytes(), p.name, budget, problems)
-            else:
-                yield from_path(p)
+            files, root = [p], p.parent
         else:
             problems.append(Problem(str(p), "no such file or folder"))
+            continue
+        for f in files:
+            if not budget.take(f.name, f.stat().st_size, problems):
+                return
+            if f.suffix.lower() == ".zip" and zipfile.is_zipfile(f):
+                yield from _zip_sources(f.read_bytes(), f.relative_to(root).as_posix(), budget, problems)
+            else:
+                yield from_path(f, root)
 
 
 def expand_uploads(files: list[tuple[str, bytes]], problems: list[Problem]) -> Iterator[Source]:
