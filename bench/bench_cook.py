@@ -48,7 +48,7 @@ TARGET_RSS_MB = ("claude-600s", 300.0)
 
 BOM = b"\xef\xbb\xbf"
 
-# The baseline reads lines exactly as parsers/records.py does: binary file iteration, BOM
+# The baseline is the plain way to parse a JSON lines file: binary file iteration, BOM
 # dropped from line 1, blank lines skipped, one orjson.loads per line.
 LINE_PARSER = """\
 import sys, orjson
@@ -73,6 +73,27 @@ def parse_lines(path: Path) -> int:
             if not line.strip():
                 continue
             orjson.loads(line)
+            count += 1
+    return count
+
+
+def parse_lines_buffered(path: Path) -> int:
+    """orjson.loads of every line as traceview's own reader hands the lines over (a reused
+    buffer instead of one bytes object per line): the stricter baseline of row 1b."""
+    import orjson
+    from parsers.records import iter_lines
+
+    count = 0
+    with open(path, "rb") as f:
+        for n, line in iter_lines(f):
+            if n == 1 and line[:3] == BOM:
+                line = line[3:]
+            try:
+                orjson.loads(line)
+            except orjson.JSONDecodeError:
+                if bytes(line).strip():
+                    raise
+                continue  # a blank line
             count += 1
     return count
 
@@ -284,6 +305,18 @@ def run(parsers, workdir: Path, reps: int) -> int:
                      fmt_ratio(r["ratio"]), fmt_ratio(r["cpu_ratio"]), f"<= {target}x" if target else "",
                      status(r, target) if target else ""))
     out["in_process"] = inproc
+
+    # 1b: the same cook against parsing every line as our reader reads it (no target; it
+    # shows how much of row 1 comes from not parsing repeated history at all)
+    strict = {}
+    for name in ("claude-300s", "claude-600s"):
+        path = files[name]
+        print(f"  in-process cook {name} against buffered line parsing ...", flush=True)
+        r = strict[name] = compare(*paired(reps, lambda: timed(lambda: parsers.cook_paths([path])),
+                                           lambda: timed(lambda: parse_lines_buffered(path))))
+        rows.append(("1b in-process cook / orjson lines, our line reader", name, fmt_s(r["ours_s"]),
+                     fmt_s(r["base_s"]), fmt_ratio(r["ratio"]), fmt_ratio(r["cpu_ratio"]), "", ""))
+    out["in_process_buffered_lines"] = strict
 
     # 2 + 3: the traceview cook process over a line-parsing process, with peak RSS
     name, limit = TARGET_PROCESS

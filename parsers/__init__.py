@@ -47,7 +47,7 @@ class InputSummary:
 def _digest(src: Source) -> str:
     h = hashlib.sha256()
     with src.open() as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
+        for chunk in iter(lambda: f.read(1 << 23), b""):
             h.update(chunk)
     return h.hexdigest()
 

@@ -1,7 +1,7 @@
 """Reading JSON records out of JSONL files and JSON arrays, line by line, never failing whole."""
 from __future__ import annotations
 
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 import orjson
 
@@ -33,10 +33,12 @@ def looks_binary(head: bytes) -> bool:
     return b"\x00" in head[:8192]
 
 
-def iter_records(src: Source, problems: list[Problem]) -> Iterator[tuple[int | None, int | None, object]]:
+def iter_records(src: Source, problems: list[Problem], loads=orjson.loads) -> Iterator[tuple[int | None, int | None, object]]:
     """(line, record, value) for every JSON value of a JSONL file or element of a JSON array.
 
-    JSONL is streamed line by line. A line that is not JSON becomes a Problem naming it."""
+    JSONL is streamed line by line, each line parsed by `loads` (which must raise
+    orjson.JSONDecodeError as orjson.loads does). A line that is not JSON becomes a Problem
+    naming it."""
     head = src.head
     if not head.strip():
         problems.append(Problem(src.name, "the file is empty"))
@@ -58,14 +60,14 @@ def iter_records(src: Source, problems: list[Problem]) -> Iterator[tuple[int | N
         return
     seen_any = False
     with src.open() as f:
-        for n, line in enumerate(f, 1):
-            if n == 1 and line.startswith(b"\xef\xbb\xbf"):
+        for n, line in iter_lines(f):
+            if n == 1 and line[:3] == BOM:
                 line = line[3:]
-            if not line.strip():
-                continue
             try:
-                value = orjson.loads(line)
+                value = loads(line)
             except orjson.JSONDecodeError as e:
+                if not bytes(line).strip():
+                    continue  # a blank line
                 if not seen_any:
                     # Perhaps one pretty-printed JSON document rather than JSON lines.
                     try:
@@ -80,3 +82,39 @@ def iter_records(src: Source, problems: list[Problem]) -> Iterator[tuple[int | N
                 continue
             seen_any = True
             yield n, None, value
+
+
+BOM = b"\xef\xbb\xbf"
+CHUNK = 1 << 24
+
+
+def iter_lines(f: BinaryIO, chunk: int = CHUNK) -> Iterator[tuple[int, memoryview]]:
+    """(number, line without its newline) for every line of a binary file.
+
+    Request logs have lines of megabytes; iterating a file object copies each such line
+    several times and costs about as much as parsing it. Here the file is read into one
+    reused buffer and each line is a view into it, so a line is copied once, by the read.
+    A line is valid only until the next one is asked for."""
+    buf = bytearray(chunk)
+    view = memoryview(buf)
+    start = end = number = 0
+    while True:
+        if start:  # move the unfinished line to the front
+            rest = end - start
+            buf[:rest] = bytes(view[start:end])
+            start, end = 0, rest
+        elif end == len(buf):  # one line fills the buffer: a larger one
+            bigger = bytearray(2 * len(buf))
+            bigger[:end] = view
+            buf, view = bigger, memoryview(bigger)
+        got = f.readinto(view[end:])
+        if not got:
+            break
+        end += got
+        find = buf.find
+        while (nl := find(b"\n", start, end)) >= 0:
+            number += 1
+            yield number, view[start:nl]
+            start = nl + 1
+    if start < end:
+        yield number + 1, view[start:end]

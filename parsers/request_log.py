@@ -19,6 +19,7 @@ from .errors import Problem, json_kind, pointer
 from .model import Call, Message, ParsedTrace, ParseResult
 from .records import as_number, first_char, iter_records, looks_binary
 from .registry import Format
+from .repeats import RepeatedArrays
 from .source import Source
 from .timeutil import to_epoch_ms
 
@@ -85,7 +86,9 @@ def _calls(src: Source, shape: str | None, trace: ParsedTrace, result: ParseResu
     shapes_seen: set[str] = set()
     title = None
     memo: dict = {}
-    for line, record, rec in iter_records(src, problems):
+    # Each logged request repeats the conversation so far: its text is parsed once.
+    lines = RepeatedArrays((("request",), ("messages", "contents")))
+    for line, record, rec in iter_records(src, problems, lines.loads):
         result.records += 1
         where = {"line": line, "record": record}
         try:
@@ -186,12 +189,30 @@ def convert_record(rec, shape: str | None, file: str, where: dict, problems: lis
     rid = rec.get("id")
     return Call(
         request_messages=req_msgs, response_messages=resp_msgs,
-        tools=conv.cached({"tools": request.get("tools")}, lambda: conv.tools(request.get("tools"))),
+        tools=conv.tool_list(request.get("tools")),
         id=str(rid) if rid is not None else None, timestamp=ts, model=model, provider=PROVIDER[kind],
         duration_ms=as_number(rec.get("duration_ms")),
         usage=usage_mod.from_any(usage_raw), stop_reason=stop, error=error, params=params or None,
         line=where["line"], record=where["record"],
     ), kind
+
+
+def _shared_prefix(a: list, b: list) -> int:
+    """The length of the longest common prefix of two lists (slice comparisons run in C and
+    stop at the first difference)."""
+    n = min(len(a), len(b))
+    if not n or a[0] != b[0]:
+        return 0
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 1, n - 1  # a[:lo] == b[:lo]; a[:hi + 1] != b[:hi + 1]
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _is_chat_response(r: dict) -> bool:
@@ -243,31 +264,42 @@ class MessageReader:
     def convert_history(self, raws: list, convert_one) -> list[Message]:
         """Converted messages of a request's history.
 
-        Most requests repeat the previous request's history and add a little: the shared
-        prefix is found by one list comparison (in C) and its conversion reused, flattened
-        list included (so the cook can spot the shared prefix by identity); only the rest
-        goes through `cached`."""
-        slot = ("previous history", self.name)
-        prev = self.memo.get(slot)
-        k = 0
-        if prev is not None:
-            praw, pflat, pends = prev
-            n = min(len(praw), len(raws))
-            if raws[:n] == praw[:n]:
-                k = n
-            else:
-                while k < n and raws[k] == praw[k]:
-                    k += 1
-            flat = pflat[:pends[k - 1]] if k else []
-            ends = pends[:k]
+        Most requests repeat an earlier request's history (usually the previous one's; a
+        side call may come between) and add a little: the longest prefix shared with one of
+        the last few histories is found by list comparisons (in C; identity checks when the
+        lines were read by `RepeatedArrays`) and its conversion reused, flattened list
+        included (so the cook can spot the shared prefix by identity); only the rest goes
+        through `cached`."""
+        recent = self.memo.setdefault(("recent histories", self.name), [])
+        best, k = None, 0
+        for h in recent:
+            n = _shared_prefix(raws, h[0])
+            if n > k:
+                best, k = h, n
+                if n == len(h[0]):
+                    break
+        if best is not None:
+            flat, ends = best[1][:best[2][k - 1]], best[2][:k]
         else:
             flat, ends = [], []
         for i in range(k, len(raws)):
             raw = raws[i]
             flat.extend(self.cached(raw, lambda: convert_one(raw, i)))
             ends.append(len(flat))
-        self.memo[slot] = (raws, flat, ends)
+        recent.insert(0, (raws, flat, ends))
+        del recent[4:]
         return list(flat)
+
+    def tool_list(self, raw) -> list[dict]:
+        """Converted tool definitions: the same list object while requests keep offering the
+        same tools (compared in C with the previous request's), so they are interned once."""
+        slot = ("previous tools", self.name)
+        prev = self.memo.get(slot)
+        if prev is not None and prev[0] == raw:
+            return prev[1]
+        converted = self.cached({"tools": raw}, lambda: self.tools(raw))
+        self.memo[slot] = (raw, converted)
+        return converted
 
     def problem(self, path: str, message: str):
         self.problems.append(Problem(self.file, message, path=path, **self.where))

@@ -32,6 +32,7 @@ class DocumentBuilder:
         self.inputs: list[dict] = []
         self.groups: list[dict] = []
         self._last: tuple[list, list] = ([], [])  # the last message list interned, and its ids
+        self._last_tools: tuple[list | None, list] = (None, [])  # the same for tool lists
 
     # -- interning -----------------------------------------------------------------
     def intern_message(self, m: Message) -> str:
@@ -63,6 +64,15 @@ class DocumentBuilder:
                               for m in msgs[k:]]
         self._last = (msgs, ids)
         return ids
+
+    def intern_tools(self, tools: list[dict]) -> list[str]:
+        # Parsers hand over the same list object when a request offers the same tools as
+        # the one before (request logs repeat them in every request): interned once.
+        last, ids = self._last_tools
+        if tools is not last:
+            ids = [self.intern_tool(t) for t in tools]
+            self._last_tools = (tools, ids)
+        return list(ids)
 
     def intern_tool(self, t: dict) -> str:
         name, desc, params = t.get("name"), t.get("description"), t.get("parameters")
@@ -142,7 +152,7 @@ class DocumentBuilder:
             "duration_ms": parsed.duration_ms, "outcome": parsed.outcome,
             "outcome_detail": parsed.outcome_detail,
             "totals": None, "requests": [], "timeline": timeline, "_reqs": reqs,
-            "problems": problems, "tools": [self.intern_tool(t) for t in parsed.tools],
+            "problems": problems, "tools": self.intern_tools(parsed.tools),
             "artifacts": parsed.artifacts, "scores": parsed.scores, "meta": parsed.meta,
         }
         _fill_times(trace, reqs)
@@ -165,7 +175,7 @@ class DocumentBuilder:
             "id": None, "parent_id": None, "timestamp": c.timestamp,
             "request_messages": self.intern_messages(c.request_messages),
             "response_messages": [self.intern_message(m) for m in c.response_messages],
-            "model": c.model, "tools": [self.intern_tool(t) for t in c.tools],
+            "model": c.model, "tools": self.intern_tools(c.tools),
             "duration_ms": c.duration_ms, "trace": tid, "provider": c.provider,
             "usage": u, "cost": cost, "cost_source": cost_source, "price": price_info,
             "stop_reason": c.stop_reason, "error": c.error, "params": c.params,
