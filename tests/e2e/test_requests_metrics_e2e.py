@@ -82,7 +82,7 @@ def test_requests_page_shows_the_forest_and_what_a_request_changed(app, page, sh
     page.get_by_text("New since parent #7 · 2").wait_for(timeout=TIMEOUT)
     page.get_by_text("Changed since parent #7 · 2").wait_for(timeout=TIMEOUT)
     assert page.locator(".tv-patch", has_text="Today's date is 2026-02-21.").count() == 1
-    assert page.get_by_text("Response · 2").is_visible()
+    page.get_by_text("Response · 2").wait_for(timeout=TIMEOUT)
     # Some elements' code loads lazily: wait for the metric rather than assume it came first.
     page.locator('[data-testid="stMetricValue"]', has_text="unpriced").wait_for(timeout=TIMEOUT)
     wait_chart(page)
@@ -104,7 +104,7 @@ def test_clicking_the_drawing_chooses_a_request(app, page):
     side_calls.first.click(force=True)
     page.get_by_text("Request #1 · side call").wait_for(timeout=TIMEOUT)
     assert query(page) == {"trace": tid, "request": request_id(doc, 1)}
-    assert page.get_by_text("Sent · 4 messages (a root: everything is new)").is_visible()
+    page.get_by_text("Sent · 4 messages (a root: everything is new)").wait_for(timeout=TIMEOUT)
     # The table chooses too: its rows are in tree order (#1, #2, #4, #5, ...), each a link.
     table = page.locator("table.tv-table").first
     table.wait_for(timeout=TIMEOUT)
@@ -125,7 +125,7 @@ def test_metrics_chart_click_opens_the_request(app, page, shots_dir):
                   "Tool calls by tool"):
         wait_chart(page, title)
     page.get_by_text("18 of 24 requests are unpriced").wait_for(timeout=TIMEOUT)
-    assert page.get_by_text("Pricing · genai-prices", exact=False).is_visible()
+    page.get_by_text("Pricing · genai-prices", exact=False).wait_for(timeout=TIMEOUT)
     # The unpriced requests are marked on the cost line, not left out.
     assert cost.locator(".scatterlayer .trace").nth(1).locator(".points path").count() == 18
     page.screenshot(path=str(shots_dir / "metrics.png"), full_page=True)
@@ -155,5 +155,5 @@ def test_aggregate_metrics_and_a_scorecard(app, page, shots_dir):
     wait_chart(page, "Rubric scores")
     wait_chart(page, "Quality gates")
     wait_chart(page, "Per-turn reward")
-    assert page.get_by_text("Routing: chosen agent").is_visible()
+    page.get_by_text("Routing: chosen agent").wait_for(timeout=TIMEOUT)
     page.screenshot(path=str(shots_dir / "scorecard.png"), full_page=True)

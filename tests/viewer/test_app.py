@@ -137,6 +137,11 @@ def test_pages_find_and_permalink(tmp_path, monkeypatch):
     assert not at.exception
     assert 'id="msg-75"' in html(at) and 'id="msg-49"' not in html(at)  # page 2 of 50
     assert at.caption[-1].value.startswith("Messages #50–#99 · entries 51–100 of 121")
+    # The messages above the linked one are laid out for real (the rest only near the
+    # screen), so the scroll to it lands on it.
+    laid_out = [h.proto.body for h in at.html if "content-visibility: visible" in h.proto.body]
+    assert len(laid_out) == 1 and ".tv-root #msg-50, " in laid_out[0] and "#msg-74 {" in laid_out[0]
+    assert "#msg-75" not in laid_out[0]
     # Find: the count, then next jumps (page and msg move).
     at.text_input(key="tv_find").input("number 11").run()
     assert at.caption[-1].value.endswith("find: 11 messages, 11 hits")  # 11 and 110-119

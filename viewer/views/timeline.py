@@ -29,10 +29,9 @@ def page() -> None:
     if ss.get("tv_view_of") != tid:  # a different trace: start from its own URL position
         _reset_view(tid)
 
-    # Slots in reading order, filled messages first: the page of messages reaches the browser
-    # before the header and the controls above it. Widget values are in session state before
-    # the widgets run.
-    header, controls, status, messages = st.container(), st.container(), st.container(), st.container()
+    # Header and filters first in the page, filled after the page of messages so that it
+    # reaches the browser first. Widget values are in session state before the widgets run.
+    header, controls = st.container(), st.container()
 
     reqs = [col.requests[r] for r in trace.get("requests") or () if r in col.requests]
     branches = col.memo(("branches", tid), lambda: conv.branches(trace, col.requests))
@@ -49,18 +48,7 @@ def page() -> None:
     hit_idx, occurrences = conv.find(visible, query)
     hits = ss["tv_hits"] = sorted({visible[i]["position"] for i in hit_idx})
 
-    page_size = ss.get("tv_page_size", 50)
-    msg = _msg_param(len(branch.message_ids))
-    pg = conv.page_of(visible, msg, page_size)
-    n_pages = conv.page_count(len(visible), page_size)
-    ss["tv_page_starts"] = [visible[i]["position"] for i in range(0, len(visible), page_size)] or [0]
-    ss["tv_page_index"] = pg
-    page_items = visible[pg * page_size:(pg + 1) * page_size]
-
-    with messages:
-        _messages(page_items, query, msg, pg, n_pages)
-    with status:
-        st.caption(_status(page_items, pg * page_size, visible, items, query, hits, occurrences))
+    _reading(col, visible, len(items), len(branch.message_ids), query, hits, occurrences)
     with header:
         _header(col, trace)
     with controls:
@@ -71,6 +59,29 @@ def page() -> None:
                          on_change=_on_branch, help="A forked log has one conversation per leaf request; "
                          "main is the trace's timeline (root to the latest leaf).")
         _filters(list(role_of), bool(hits))
+
+
+@st.fragment
+def _reading(col, visible: list, n_items: int, n_positions: int, query: str, hits: list, occurrences: int) -> None:
+    """The page bar, the status line and the page of messages.
+
+    A fragment: moving between pages, expanding a message or showing raw JSON reruns only
+    this part (the header, the filters and the page around it stay as they are)."""
+    ss = st.session_state
+    page_size = ss.get("tv_page_size", 50)
+    msg = _msg_param(n_positions)
+    pg = conv.page_of(visible, msg, page_size)
+    n_pages = conv.page_count(len(visible), page_size)
+    ss["tv_page_starts"] = [visible[i]["position"] for i in range(0, len(visible), page_size)] or [0]
+    ss["tv_page_index"] = pg
+    page_items = visible[pg * page_size:(pg + 1) * page_size]
+
+    bar, status, messages = st.container(), st.container(), st.container()
+    with messages:
+        _messages(page_items, query, msg, pg, n_pages)
+    with status:
+        st.caption(_status(page_items, pg * page_size, visible, n_items, query, hits, occurrences))
+    with bar:
         _page_bar(col, page_items, pg, n_pages)
 
 
@@ -111,14 +122,14 @@ def _page_bar(col, page_items: list, pg: int, n_pages: int) -> None:
         _raw(col, raw_opts[raw], raw)
 
 
-def _status(page_items, before: int, visible, items, query, hits, occurrences) -> str:
+def _status(page_items, before: int, visible, n_items: int, query, hits, occurrences) -> str:
     if not page_items:
         out = "No message matches these filters."
     else:
         out = (f"Messages #{page_items[0]['position']}–#{page_items[-1]['position']} · entries "
                f"{before + 1}–{before + len(page_items)} of {len(visible)}")
-        if len(visible) != len(items):
-            out += f" (filtered from {len(items)})"
+        if len(visible) != n_items:
+            out += f" (filtered from {n_items})"
         if any(it.get("result") for it in page_items):
             out += " · tool results sit with their calls"
     if query:
@@ -141,7 +152,15 @@ def _messages(page_items: list, query: str, msg: int, pg: int, n_pages: int) -> 
     if focus is not None and any(it["position"] == focus for it in page_items):
         st.html(f"<style>.tv-root #msg-{int(focus)} {{ outline: 2px solid #fb8500; outline-offset: 3px; }}</style>")
     if ss.pop("tv_scroll", False):
-        _scroll_to(msg if focus is None else focus)
+        target = msg if focus is None else focus
+        # Messages off the screen are laid out only when they come near it (content-visibility
+        # in the stylesheet), so their heights are estimates until then: the ones above the
+        # target are laid out for real, or the scroll would land off the mark.
+        above = [int(it["position"]) for it in page_items if it["position"] < target]
+        if above:
+            st.html("<style>%s { content-visibility: visible; }</style>"
+                    % ", ".join(f".tv-root #msg-{p}" for p in above))
+        _scroll_to(target)
     if n_pages > 1:
         b1, b2, _ = st.columns([1, 1, 6])
         b1.button("Previous page", key="tv_prev_page", on_click=_on_page_step, args=(-1,),
