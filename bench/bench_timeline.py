@@ -8,10 +8,12 @@ Prints a table, then one JSON line (`{"bench": "timeline", ...}`).
 
 Measured (wall time in the browser process, each figure the median of --runs):
   1. opening /timeline?trace=ID of a 3,000-step `*.trials.json` trace until the first
-     messages are visible: cold (the server cooks the file first) and warm (a new session)
+     messages are visible: the first open on a fresh server (which reads its files as it
+     starts; an open before that is done waits for it) and warm (a new browser session)
   2. moving to the next page of messages (until the new page's first message is shown)
   3. expanding a shortened message with the page's "Expand a long message" control
-  4. opening an 80 MB request log (300 streamed requests) by URL on a fresh server, cold
+  4. opening an 80 MB request log (300 streamed requests) by URL, the first open on a fresh
+     server
   0. for scale: the same measure as 1 for a one-element Streamlit page (what any Streamlit
      app costs on this machine right now; a busy machine raises every figure with it), at
      "/" and at "/timeline" of a two-page app
@@ -218,12 +220,12 @@ def main(argv=None) -> int:
     rows = [
         ("for scale: a one-element Streamlit page", fig["streamlit_floor_s"], None),
         ("  the same at /timeline of a two-page app", fig["streamlit_floor_path_s"], None),
-        ("open 3,000-step trace by URL, cold (cooks first)", fig["open_cold_s"], None),
+        ("open 3,000-step trace by URL, first open on a fresh server", fig["open_cold_s"], None),
         ("open 3,000-step trace by URL, warm (new session)", fig["open_warm_s"], TARGETS["open_warm_s"]),
         ("  of which above the one-element page at /timeline", fig["open_warm_s"] - fig["streamlit_floor_path_s"], None),
         ("next page of messages", fig["page_move_s"], TARGETS["page_move_s"]),
         ("expand a shortened message", fig["expand_s"], TARGETS["expand_s"]),
-        (f"open {sizes['log80'] / 1e6:.0f} MB request log by URL, cold", fig["open_80mb_s"], TARGETS["open_80mb_s"]),
+        (f"open {sizes['log80'] / 1e6:.0f} MB request log by URL, first open on a fresh server", fig["open_80mb_s"], TARGETS["open_80mb_s"]),
     ]
     print(f"{'figure':<52} {'seconds':>8} {'target':>7}  status")
     for name, value, target in rows:

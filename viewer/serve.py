@@ -19,7 +19,8 @@ import webbrowser
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ENTRY = HERE / "main.py"
+# The server module around the app (viewer/main.py): it reads the given files at start.
+ENTRY = HERE / "asgi.py"
 CONFIG = HERE / ".streamlit" / "config.toml"
 
 

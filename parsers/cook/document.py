@@ -162,7 +162,8 @@ class DocumentBuilder:
         self.traces.append(trace)
         return trace
 
-    def _cook_call(self, c: Call, tid: str) -> dict:
+    def _cook_call(self, c: Call, tid: str, request_ids: list[str] | None = None) -> dict:
+        """A request; `request_ids` are its request messages' ids when the caller has them."""
         u = c.usage
         cost, price_info, cost_source = None, None, None
         if c.cost is not None:
@@ -173,7 +174,7 @@ class DocumentBuilder:
         return {
             "_own_id": c.id, "_synthetic": False, "_parent": None,
             "id": None, "parent_id": None, "timestamp": c.timestamp,
-            "request_messages": self.intern_messages(c.request_messages),
+            "request_messages": request_ids if request_ids is not None else self.intern_messages(c.request_messages),
             "response_messages": [self.intern_message(m) for m in c.response_messages],
             "model": c.model, "tools": self.intern_tools(c.tools),
             "duration_ms": c.duration_ms, "trace": tid, "provider": c.provider,
@@ -188,26 +189,26 @@ class DocumentBuilder:
         tools = parsed.tools
         out: list[dict] = []
         i = 0
-        history: list[Message] = []
+        history: list[str] = []  # ids of the messages so far (each interned once)
         n = 0
         while i < len(msgs):
             if msgs[i].role not in MODEL_ROLES:
-                history.append(msgs[i])
+                history.append(self.intern_message(msgs[i]))
                 i += 1
                 continue
             turn = parsed.turns.get(i) or Turn()
             j = i + 1
             while j < len(msgs) and msgs[j].role in MODEL_ROLES and j not in parsed.turns:
                 j += 1
-            call = Call(request_messages=list(history), response_messages=msgs[i:j], tools=tools,
+            call = Call(request_messages=[], response_messages=msgs[i:j], tools=tools,
                         id=f"{tid}:{n}", timestamp=turn.timestamp,
                         model=turn.model or (parsed.models[0] if parsed.models else None),
                         provider=parsed.meta.get("provider"), duration_ms=turn.duration_ms,
                         usage=turn.usage, cost=turn.cost, stop_reason=turn.stop_reason, error=turn.error)
-            r = self._cook_call(call, tid)
+            r = self._cook_call(call, tid, request_ids=list(history))
             r["_synthetic"] = True
             out.append(r)
-            history.extend(msgs[i:j])
+            history.extend(r["response_messages"])
             i = j
             n += 1
         return out
@@ -234,7 +235,8 @@ class DocumentBuilder:
                 tc = msgs[mid]["tool_calls"]
                 if tc:
                     calls += len(tc)
-            seen.update(r["request_messages"])
+            if not r["_synthetic"]:  # a synthetic request's history is the timeline's
+                seen.update(r["request_messages"])
             seen.update(r["response_messages"])
         errors += sum(1 for mid in seen if msgs[mid]["is_error"])
         out = {"requests": len(reqs), "messages": len(trace["timeline"]), **tot,

@@ -1,0 +1,37 @@
+"""viewer.asgi: the server `traceview serve` runs reads its files before any browser comes."""
+from __future__ import annotations
+
+import sys
+
+import parsers
+from streamlit.web.server.app_discovery import discover_asgi_app
+
+from viewer import asgi, serve, state
+
+SAMPLE = next(p for p in sorted((state.sample_dirs()[0]).iterdir()) if p.is_file())
+
+
+def test_serve_runs_the_server_module_and_streamlit_finds_its_app():
+    assert serve.ENTRY == asgi.Path(asgi.__file__).resolve()
+    found = discover_asgi_app(serve.ENTRY)
+    assert found.is_asgi_app and found.import_string.endswith(":app")
+    assert asgi.app.script_path == asgi.ENTRY and asgi.ENTRY.name == "main.py"
+
+
+def test_paths_reach_the_app_whichever_entry_streamlit_ran(monkeypatch):
+    for entry in (asgi.__file__, str(asgi.ENTRY)):
+        assert state.paths_from([entry, str(SAMPLE)], str(asgi.ENTRY)) == [str(SAMPLE.resolve())]
+    monkeypatch.delenv("TRACEVIEW_PATHS", raising=False)
+    assert state.paths_from(["/elsewhere/other.py", str(SAMPLE)], str(asgi.ENTRY)) == []
+
+
+def test_start_up_cooks_the_given_paths(monkeypatch):
+    monkeypatch.setattr(sys, "argv", [asgi.__file__, str(SAMPLE)])
+    monkeypatch.setattr(state, "START_PATHS", [])
+    doc, _ = parsers.cook_paths([SAMPLE])
+    tid = doc["traces"][0]["id"]
+    state.store.clear()
+    assert state.store().find_trace(tid) is None
+    asgi._prewarm()
+    found = state.store().find_trace(tid)
+    assert found is not None and found[1]["id"] == tid
