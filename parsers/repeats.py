@@ -113,7 +113,9 @@ class RepeatedArrays:
         if len(seps) + len(more) != len(elements):
             return None  # tokens and parse disagree (cannot happen either)
         self.reused += k
-        self.seen.insert(0, _Seen(data, size, start, seps + more, elements))
+        # A copy of the list: a caller appending to the record's array must not change what
+        # the next line reuses (records are otherwise read, not modified, by the readers).
+        self.seen.insert(0, _Seen(data, size, start, seps + more, list(elements)))
         for old in self.seen[self.keep:]:
             self.spare.append(old.data)
         del self.seen[self.keep:]
