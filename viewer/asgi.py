@@ -1,11 +1,14 @@
-"""The server `traceview serve` runs: the app (viewer/main.py) as an `st.App`, whose
-start-up reads the files it was given before the first browser connects.
+"""The server `traceview serve` runs: the app (viewer/main.py) as an `st.App` whose start-up
+pays the first page's one-time costs and reads the files it was given.
 
-Without it the first visitor waits for the cook (and for the app's modules to import);
-with it, by the time a browser opens the app, what `serve` was given is cooked.
+Without it the first visitor waits for the app's modules to import and for the cook; with
+it, the server answers once the imports are done (a fraction of a second), and the files
+are read in the background right away, so a browser opened a moment later finds them ready
+(a page opened during the reading waits for it; nothing is read twice).
 """
 from __future__ import annotations
 
+import sys
 import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,13 +18,25 @@ import streamlit as st
 ENTRY = Path(__file__).with_name("main.py")
 
 
-def _prewarm() -> None:
-    import sys
+def _warm_up() -> None:
+    """The one-time costs of a process's first page."""
+    # Imported now rather than on the first visit.
+    import numpy  # noqa: F401  (the page icon goes through Streamlit's image code: numpy, PIL)
+    import PIL.Image  # noqa: F401
+    from streamlit import env_util
 
-    from viewer import render, state
-    from viewer.views import timeline  # noqa: F401  (imported now rather than on the first visit)
+    from viewer import render, state  # noqa: F401
+    from viewer.views import open as open_page, timeline  # noqa: F401
 
+    # The first element sent makes Streamlit inspect the call stack, which maps every
+    # loaded module to its file once; the stylesheet is built once.
+    env_util.is_repl()
     render.page_css()
+
+
+def _read_given_files() -> None:
+    from viewer import state
+
     state.START_PATHS = state.paths_from(sys.argv, str(ENTRY))
     try:
         state.start_collections()
@@ -31,7 +46,8 @@ def _prewarm() -> None:
 
 @asynccontextmanager
 async def _lifespan(app):
-    threading.Thread(target=_prewarm, name="traceview-prewarm", daemon=True).start()
+    _warm_up()  # before the server listens
+    threading.Thread(target=_read_given_files, name="traceview-read", daemon=True).start()
     yield
 
 

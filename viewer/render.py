@@ -862,7 +862,6 @@ def _pyg_rules(style: str, prefixes: list[str]) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1)
-@functools.lru_cache(maxsize=1)
 def page_css() -> str:
     """Our stylesheet plus pygments token colours, scoped under .tv-root: light by default,
     dark inside `.tv-dark` (the app wraps every rendered block in its theme's class)."""

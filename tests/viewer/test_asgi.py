@@ -25,6 +25,14 @@ def test_paths_reach_the_app_whichever_entry_streamlit_ran(monkeypatch):
     assert state.paths_from(["/elsewhere/other.py", str(SAMPLE)], str(asgi.ENTRY)) == []
 
 
+def test_warm_up_builds_the_stylesheet():
+    from viewer import render
+
+    render.page_css.cache_clear()
+    asgi._warm_up()
+    assert render.page_css.cache_info().currsize == 1
+
+
 def test_start_up_cooks_the_given_paths(monkeypatch):
     monkeypatch.setattr(sys, "argv", [asgi.__file__, str(SAMPLE)])
     monkeypatch.setattr(state, "START_PATHS", [])
@@ -32,6 +40,6 @@ def test_start_up_cooks_the_given_paths(monkeypatch):
     tid = doc["traces"][0]["id"]
     state.store.clear()
     assert state.store().find_trace(tid) is None
-    asgi._prewarm()
+    asgi._read_given_files()
     found = state.store().find_trace(tid)
     assert found is not None and found[1]["id"] == tid
