@@ -50,6 +50,7 @@ class RepeatedArrays:
 
     def __init__(self, path, min_bytes: int = 32 * 1024, keep: int = 4):
         self.path = tuple(frozenset(b'"' + k.encode() + b'"' for k in level) for level in path)
+        self.spellings = {key: _spellings(key) for level in self.path for key in level}
         self.min_bytes = min_bytes
         self.keep = keep
         self.seen: list[_Seen] = []  # most recent first
@@ -58,7 +59,7 @@ class RepeatedArrays:
 
     def loads(self, line):
         size = len(line)
-        if size < self.min_bytes:
+        if size < self.min_bytes or isinstance(line, str):
             return orjson.loads(line)
         # Lines are copied into reused buffers: a fresh megabyte-sized object per line
         # would be fresh memory from the system each time, and cost about as much to
@@ -107,8 +108,12 @@ class RepeatedArrays:
         if end is None:
             return None  # cannot happen for a line that parsed
         more, close = end
-        # orjson keeps the last of repeated keys; any repeat comes after the array.
-        if any(data.find(key, close, size) >= 0 for key in keys) and _repeated_after(data, size, close + 1, keys):
+        if k and not more and data[sep] == _COMMA:
+            return None  # "[..., ]": a comma before the ']' (invalid; cut, it would parse)
+        # orjson keeps the last of repeated keys, escapes decoded; any repeat comes after
+        # the array (a quick search for any spelling of the keys, then a precise look).
+        if (any(self.spellings[key].search(data, close, size) for key in keys)
+                and _repeated_after(data, size, close + 1, keys)):
             return None
         if len(seps) + len(more) != len(elements):
             return None  # tokens and parse disagree (cannot happen either)
@@ -144,6 +149,9 @@ def _find_array(data: bytearray, size: int, path) -> tuple[int, list[bytes]] | N
         if c == _QUOTE:
             if stack and stack[-1] and (prev == _OBJ or prev == _COMMA):
                 key = bytes(data[i:m.end()]) if m.end() - i <= _MAX_KEY else None
+                if key is not None and b"\\" in key and len(stack) == len(matched) + 1 and any(
+                        _same_key(key, k) for k in path[len(matched)]):
+                    return None  # a path key written with escapes: leave the line to orjson
         elif c == _OBJ or c == _ARR:
             if not stack and c != _OBJ:
                 return None  # not a JSON object
@@ -171,7 +179,7 @@ def _repeated_after(data: bytearray, size: int, pos: int, keys: list[bytes]) -> 
         i = m.start()
         c = data[i]
         if c == _QUOTE:
-            if not depth and prev == _COMMA and data[i:m.end()] == keys[level]:
+            if not depth and prev == _COMMA and _same_key(bytes(data[i:m.end()]), keys[level]):
                 return True
         elif c == _OBJ or c == _ARR:
             depth += 1
@@ -184,6 +192,23 @@ def _repeated_after(data: bytearray, size: int, pos: int, keys: list[bytes]) -> 
                     return False
         prev = c
     return True  # unterminated: say yes, so the line is parsed whole
+
+
+def _same_key(token: bytes, key: bytes) -> bool:
+    """Whether a key token names `key` (quoted, written plainly), escapes decoded."""
+    if token == key:
+        return True
+    return b"\\" in token and orjson.loads(token) == key[1:-1].decode()
+
+
+def _spellings(key: bytes) -> re.Pattern:
+    """Every way JSON can write a (quoted, plain) key as an object key: each character as
+    itself or as a \\u escape, then the colon."""
+    parts = []
+    for ch in key[1:-1].decode():
+        code = "".join(f"[{c}{c.upper()}]" if c.isalpha() else c for c in f"{ord(ch):04x}")
+        parts.append(f"(?:{re.escape(ch)}|\\\\u{code})")
+    return re.compile(('"' + "".join(parts) + '"\\s*:').encode())
 
 
 def _separators(data: bytearray, size: int, pos: int, start: int) -> tuple[list[int], int] | None:

@@ -8,6 +8,7 @@ forced. One file is one trace whose requests form a forest (the cook finds the p
 """
 from __future__ import annotations
 
+import operator
 import re
 from typing import Iterator
 
@@ -189,7 +190,9 @@ def convert_record(rec, shape: str | None, file: str, where: dict, problems: lis
     rid = rec.get("id")
     return Call(
         request_messages=req_msgs, response_messages=resp_msgs,
-        tools=conv.tool_list(request.get("tools")),
+        # The same list object while requests offer the same tools (cached by their exact
+        # JSON), so the cook interns them once.
+        tools=conv.cached({"tools": request.get("tools")}, lambda: conv.tools(request.get("tools"))),
         id=str(rid) if rid is not None else None, timestamp=ts, model=model, provider=PROVIDER[kind],
         duration_ms=as_number(rec.get("duration_ms")),
         usage=usage_mod.from_any(usage_raw), stop_reason=stop, error=error, params=params or None,
@@ -198,21 +201,27 @@ def convert_record(rec, shape: str | None, file: str, where: dict, problems: lis
 
 
 def _shared_prefix(a: list, b: list) -> int:
-    """The length of the longest common prefix of two lists (slice comparisons run in C and
-    stop at the first difference)."""
+    """The length of the longest common prefix of two lists of JSON values (slice
+    comparisons run in C and stop at the first difference)."""
     n = min(len(a), len(b))
     if not n or a[0] != b[0]:
         return 0
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 1, n - 1  # a[:lo] == b[:lo]; a[:hi + 1] != b[:hi + 1]
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    if a[:n] != b[:n]:
+        lo, hi = 1, n - 1  # a[:lo] == b[:lo]; a[:hi + 1] != b[:hi + 1]
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if a[:mid] == b[:mid]:
+                lo = mid
+            else:
+                hi = mid - 1
+        n = lo
+    # Python's == takes 1, 1.0 and true for the same; JSON does not. Elements reused by
+    # RepeatedArrays are the same objects; any other pair is checked by its JSON text.
+    if not all(map(operator.is_, a[:n], b[:n])):
+        for i in range(n):
+            if a[i] is not b[i] and orjson.dumps(a[i]) != orjson.dumps(b[i]):
+                return i
+    return n
 
 
 def _is_chat_response(r: dict) -> bool:
@@ -289,17 +298,6 @@ class MessageReader:
         recent.insert(0, (raws, flat, ends))
         del recent[4:]
         return list(flat)
-
-    def tool_list(self, raw) -> list[dict]:
-        """Converted tool definitions: the same list object while requests keep offering the
-        same tools (compared in C with the previous request's), so they are interned once."""
-        slot = ("previous tools", self.name)
-        prev = self.memo.get(slot)
-        if prev is not None and prev[0] == raw:
-            return prev[1]
-        converted = self.cached({"tools": raw}, lambda: self.tools(raw))
-        self.memo[slot] = (raw, converted)
-        return converted
 
     def problem(self, path: str, message: str):
         self.problems.append(Problem(self.file, message, path=path, **self.where))

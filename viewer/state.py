@@ -136,8 +136,8 @@ def paths_from(argv: list[str], main_script: str) -> list[str]:
     """Paths after the script name when Streamlit runs our entry script (or the server
     module around it) with arguments; else TRACEVIEW_PATHS (os.pathsep-separated); else none."""
     here = Path(__file__).parent
-    ours = {os.path.abspath(main_script), *(os.path.abspath(here / n) for n in ENTRY_SCRIPTS)}
-    if argv and os.path.abspath(argv[0]) in ours:
+    ours = {os.path.realpath(main_script), *(os.path.realpath(here / n) for n in ENTRY_SCRIPTS)}
+    if argv and os.path.realpath(argv[0]) in ours:
         return [os.path.abspath(a) for a in argv[1:]]
     env = os.environ.get("TRACEVIEW_PATHS")
     if env:

@@ -90,6 +90,38 @@ def test_a_repeated_key_reads_as_orjson_reads_it():
     assert r.reused >= 2
 
 
+def test_a_comma_before_the_closing_bracket_is_an_error_as_in_orjson():
+    # Cutting the reused "1," out of "[1,]" would leave a valid "[]".
+    r = reader()
+    r.loads(b'{"request": {"messages": [1, 2]}}')
+    for bad in (b'{"request": {"messages": [1,]}}', b'{"request": {"messages": [1, ]}}'):
+        with pytest.raises(orjson.JSONDecodeError):
+            r.loads(bad)
+
+
+def test_keys_written_with_escapes_read_as_orjson_reads_them():
+    # orjson decodes escapes in keys and keeps the last of repeated keys.
+    r = reader()
+    r.loads(b'{"request":{"messages":[1]}}')
+    for text in (b'{"request":{"messages":[1,2],"m\\u0065ssages":[3]}}',
+                 b'{"request":{"messages":[1,2]},"r\\u0065quest":{"messages":[3]}}',
+                 b'{"request":{"m\\u0065ssages":[0],"messages":[1,2]}}',
+                 b'{"request":{"messages":[1,2],"m\\u0065ssage":[3]}}'):
+        assert r.loads(text) == orjson.loads(text), text
+    # An array overridden by a later spelling of its key is not remembered as that line's
+    # array (a later, clean line would get the wrong elements).
+    big = "x" * 40000
+    r = RepeatedArrays(PATH)
+    first = ('{"request":{"messages":[{"content":"%s"}],"m\\u0065ssages":[{"content":"dup"}]}}' % big).encode()
+    second = ('{"request":{"messages":[{"content":"%s"},{"content":"ok"}]}}' % big).encode()
+    assert r.loads(first) == orjson.loads(first)
+    assert r.loads(second) == orjson.loads(second)
+
+
+def test_a_text_line_is_read_as_orjson_reads_it():
+    assert RepeatedArrays(PATH).loads('{"request": {"messages": [1]}}' + " " * 40000) == {"request": {"messages": [1]}}
+
+
 def test_escaped_keys_strings_and_other_shapes_fall_back_to_a_whole_parse():
     r = reader()
     texts = [b'{"request": {"mess\\u0061ges": [1, 2]}}', b'[{"request": {"messages": [1]}}]',

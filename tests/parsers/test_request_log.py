@@ -261,3 +261,28 @@ def test_an_error_body_as_response_is_a_failed_request():
 def test_unrecognised_file_named_with_a_colon_reports_why():
     doc, (s,) = parsers.cook_uploads([("notes: draft.txt", b"plain words\n")])
     assert s.problems[0]["message"].startswith("no supported format recognised it (tried ")
+
+
+def test_json_values_that_python_calls_equal_stay_apart_across_requests():
+    # 1, 1.0 and true are equal to Python but not to JSON: a tool parameter or a message
+    # that differs only so must not take an earlier request's conversion.
+    def rec(x, rid):
+        return {"id": rid, "request": {
+            "model": "gpt-4o",
+            "messages": [{"role": "user", "content": "hi"},
+                         {"role": "assistant", "content": None, "tool_calls": [
+                             {"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"x": x}}}]},
+                         {"role": "tool", "tool_call_id": "c1", "content": "done"}],
+            "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "x": x}}}]},
+            "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}}
+
+    doc = cook_bytes(jsonl(rec(1, "a"), rec(True, "b"), rec(1.0, "c")))
+    msgs = {m["id"]: m for m in doc["messages"]}
+    tools = {t["id"]: t for t in doc["tools"]}
+    seen_tools, seen_args = [], []
+    for r in doc["requests"]:
+        seen_tools.append(tools[r["tools"][0]]["parameters"]["x"])
+        call = next(msgs[m] for m in r["request_messages"] if msgs[m]["tool_calls"])
+        seen_args.append(call["tool_calls"][0]["arguments"]["x"])
+    assert [(type(v), v) for v in seen_tools] == [(int, 1), (bool, True), (float, 1.0)]
+    assert [(type(v), v) for v in seen_args] == [(int, 1), (bool, True), (float, 1.0)]
