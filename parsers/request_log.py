@@ -115,8 +115,12 @@ def _title(call: Call) -> str | None:
     return None
 
 
-def detect_shape(request: dict, response) -> str:
-    """The cook spec's Claude rules; Gemini by its field names; OpenAI otherwise."""
+def detect_shape(request: dict, response, memo: dict | None = None) -> str:
+    """The cook spec's Claude rules; Gemini by its field names; OpenAI otherwise.
+
+    With a `memo` (one per file), messages already found free of Anthropic blocks in the
+    previous request, as the very same objects (see RepeatedArrays), are not looked at
+    again: a long conversation is scanned once, not once per request."""
     if isinstance(response, dict) and response.get("stream") and isinstance(response.get("sse_lines"), list):
         for ln in response["sse_lines"][:6]:
             if isinstance(ln, str) and any(f'"{e}"' in ln or f"event: {e}" in ln for e in CLAUDE_EVENTS):
@@ -128,10 +132,16 @@ def detect_shape(request: dict, response) -> str:
         return "claude"
     msgs = request.get("messages")
     if isinstance(msgs, list):
-        for m in msgs:
+        start = 0
+        seen = memo.get("no anthropic blocks") if memo is not None else None
+        if seen and msgs and all(map(operator.is_, msgs, seen)):  # up to the shorter list
+            start = min(len(seen), len(msgs))
+        for m in msgs[start:]:
             c = m.get("content") if isinstance(m, dict) else None
             if isinstance(c, list) and any(isinstance(b, dict) and b.get("type") in CLAUDE_BLOCKS for b in c):
                 return "claude"
+        if memo is not None:
+            memo["no anthropic blocks"] = msgs
     if "contents" in request or "systemInstruction" in request or "system_instruction" in request:
         return "gemini"
     if isinstance(response, dict) and "candidates" in response:
@@ -156,7 +166,7 @@ def convert_record(rec, shape: str | None, file: str, where: dict, problems: lis
     if "messages" not in request and "contents" not in request:
         problem("/request", "not a chat call (the request has no messages or contents); skipped")
         return None, ""
-    kind = shape or detect_shape(request, response)
+    kind = shape or detect_shape(request, response, memo)
     error = _error_text(rec.get("error"))
 
     if isinstance(response, dict) and isinstance(response.get("sse_lines"), list):

@@ -286,3 +286,20 @@ def test_json_values_that_python_calls_equal_stay_apart_across_requests():
         seen_args.append(call["tool_calls"][0]["arguments"]["x"])
     assert [(type(v), v) for v in seen_tools] == [(int, 1), (bool, True), (float, 1.0)]
     assert [(type(v), v) for v in seen_args] == [(int, 1), (bool, True), (float, 1.0)]
+
+
+def test_shape_is_detected_from_new_messages_when_the_history_is_reused():
+    # Long lines reuse the parsed history (RepeatedArrays) and the shape scan skips what it
+    # saw before: an Anthropic block in a new message must still make the record Claude's.
+    big = {"role": "user", "content": "x" * 40000}
+    plain = {"id": "a", "request": {"model": "m", "messages": [big]},
+             "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}}
+    claude = {"id": "b", "request": {"model": "m", "max_tokens": 10, "messages": [
+        big, {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "done"}]}]},
+        "response": {"role": "assistant", "content": [{"type": "text", "text": "fine"}], "model": "m"}}
+    doc = cook_bytes(jsonl(plain, claude))
+    assert [r["provider"] for r in doc["requests"]] == ["openai", "anthropic"]
+    msgs = {m["id"]: m for m in doc["messages"]}
+    roles = [msgs[m]["role"] for m in doc["requests"][1]["request_messages"]]
+    assert roles == ["user", "tool_use", "tool_result"]
