@@ -10,7 +10,6 @@ the drawing. Prints a table and a JSON line. Needs the shared generator and Chro
 """
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
@@ -24,30 +23,14 @@ sys.path.insert(0, str(REPO))
 
 from viewer import serve  # noqa: E402
 
-GEN = REPO.parent / "shared" / "bench" / "gen_traces.py"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+from browser import CHROMIUM, CHROMIUM_ARGS, GEN, parse_args, shown  # noqa: E402
+
 TARGET_S = 2.0
 
 
-def shown(selector: str) -> str:
-    """A check, run at every animation frame, that the first `selector` has a box on the
-    page (Playwright's own waits re-check on a backoff that reaches 500 ms)."""
-    return (f"() => {{ const e = document.querySelector({selector!r}); if (!e) return false;"
-            " const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; }")
-
-
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--workdir", type=Path)
-    args = ap.parse_args(argv)
-    if not GEN.exists():
-        print(f"requests benchmark skipped: the generator {GEN} is not present")
-        return 0
-    if not Path(CHROMIUM).exists():
-        print(f"requests benchmark skipped: Chromium not found at {CHROMIUM}")
+    args = parse_args(__doc__, "bench_requests", argv)
+    if args is None:
         return 0
     from playwright.sync_api import sync_playwright
 
@@ -68,7 +51,7 @@ def main(argv=None) -> int:
         serve.wait_ready(f"http://127.0.0.1:{port}/", proc, timeout=180)
         url = f"http://127.0.0.1:{port}/requests?trace={tid}"
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
             for k in range(args.runs + 1):  # the first open cooks the log: not counted
                 page = ctx.new_page()

@@ -20,7 +20,6 @@ Measured (wall time in the browser process, each figure the median of --runs):
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import statistics
@@ -35,10 +34,8 @@ sys.path.insert(0, str(REPO))
 
 from viewer import serve  # noqa: E402
 
-GEN = REPO.parent / "shared" / "bench" / "gen_traces.py"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+from browser import CHROMIUM, CHROMIUM_ARGS, GEN, parse_args, shown  # noqa: E402
+
 TARGETS = {"open_warm_s": 2.0, "page_move_s": 0.5, "expand_s": 0.5, "open_80mb_s": 10.0}
 FIRST_MSG = "() => { const e = document.querySelector('.tv-root .tv-msg'); return e && e.id; }"
 
@@ -67,9 +64,7 @@ def trace_id(path: Path) -> str:
     return make_id(detect(from_path(path)).name, h.hexdigest(), 0)
 
 
-# A message element is visible once it has a box on the page.
-VISIBLE_MSG = """() => { const e = document.querySelector('.tv-root .tv-msg');
-  if (!e) return false; const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; }"""
+VISIBLE_MSG = shown(".tv-root .tv-msg")
 
 
 def open_timeline(browser, url: str) -> tuple[float, object]:
@@ -159,15 +154,8 @@ def median(xs):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=int, default=5, help="runs per figure (median)")
-    ap.add_argument("--workdir", type=Path, help="keep and reuse generated inputs here")
-    args = ap.parse_args(argv)
-    if not GEN.exists():
-        print(f"bench_timeline: {GEN} is absent; nothing to measure")
-        return 0
-    if not Path(CHROMIUM).exists():
-        print(f"bench_timeline: Chromium not found at {CHROMIUM}; nothing to measure")
+    args = parse_args(__doc__, "bench_timeline", argv)
+    if args is None:
         return 0
     from playwright.sync_api import sync_playwright
 
