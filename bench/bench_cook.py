@@ -8,7 +8,7 @@ several runs, each run paired with its baseline in the same loop, because the ma
 shared and noisy. Prints a table, then one JSON line (`{"bench": "cook", ...}`).
 
 Measured:
-  1. in-process `parsers.cook_paths([file])` / `orjson.loads` of every line of the file
+  1. in-process `pipeline.cook_paths([file])` / `orjson.loads` of every line of the file
   2. the `traceview cook FILE -o /dev/null` process / a process that only parses the lines
   3. peak RSS (ru_maxrss) of both processes, each started by a small wrapper (see `run_child`)
   4. the published `llm-path cook` (llm-path==0.3.0, in a throwaway venv) / ours
@@ -81,7 +81,7 @@ def parse_lines_buffered(path: Path) -> int:
     """orjson.loads of every line as traceview's own reader hands the lines over (a reused
     buffer instead of one bytes object per line): the stricter baseline of row 1b."""
     import orjson
-    from parsers.records import iter_lines
+    from parsers.io.records import iter_lines
 
     count = 0
     with open(path, "rb") as f:
@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_cook: skipped: the trace generator is not at {GEN}")
         return 0
     sys.path.insert(0, str(REPO))
-    import parsers
+    from parsers import pipeline
 
     reps = 1 if args.quick else 3
     temp = None
@@ -296,7 +296,7 @@ def run(parsers, workdir: Path, reps: int) -> int:
     for name in ("claude-150s", "claude-300s", "openai-200s", "claude-600s"):
         path = files[name]
         print(f"  in-process cook {name} ...", flush=True)
-        r = inproc[name] = compare(*paired(reps, lambda: timed(lambda: parsers.cook_paths([path])),
+        r = inproc[name] = compare(*paired(reps, lambda: timed(lambda: pipeline.cook_paths([path])),
                                            lambda: timed(lambda: parse_lines(path))))
         for k in ("ours_s", "base_s", "ours_cpu_s", "base_cpu_s"):
             r[k + "_per_mb"] = round(r[k] / mb(path), 5)
@@ -312,7 +312,7 @@ def run(parsers, workdir: Path, reps: int) -> int:
     for name in ("claude-300s", "claude-600s"):
         path = files[name]
         print(f"  in-process cook {name} against buffered line parsing ...", flush=True)
-        r = strict[name] = compare(*paired(reps, lambda: timed(lambda: parsers.cook_paths([path])),
+        r = strict[name] = compare(*paired(reps, lambda: timed(lambda: pipeline.cook_paths([path])),
                                            lambda: timed(lambda: parse_lines_buffered(path))))
         rows.append(("1b in-process cook / orjson lines, our line reader", name, fmt_s(r["ours_s"]),
                      fmt_s(r["base_s"]), fmt_ratio(r["ratio"]), fmt_ratio(r["cpu_ratio"]), "", ""))

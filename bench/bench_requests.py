@@ -34,14 +34,14 @@ def main(argv=None) -> int:
         return 0
     from playwright.sync_api import sync_playwright
 
-    import parsers
+    from parsers import pipeline
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="tv-bench-requests-"))
     workdir.mkdir(parents=True, exist_ok=True)
     log = workdir / "requests1000.jsonl"
     if not log.exists():
         subprocess.run([sys.executable, str(GEN), "requests", "1000", str(log), "--sessions", "40"], check=True)
-    doc, _ = parsers.cook_paths([log])
+    doc, _ = pipeline.cook_paths([log])
     tid = doc["traces"][0]["id"]
 
     port = serve.free_port()

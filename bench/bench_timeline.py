@@ -53,9 +53,9 @@ def generate(workdir: Path) -> dict[str, Path]:
 
 def trace_id(path: Path) -> str:
     """The id `traceview cook` gives the file's first trace, without cooking it."""
-    from parsers.cook.document import trace_id as make_id
+    from parsers.cook.builder import trace_id as make_id
     from parsers.registry import detect
-    from parsers.source import from_path
+    from parsers.io.source import from_path
 
     h = hashlib.sha256()
     with open(path, "rb") as f:

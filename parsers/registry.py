@@ -1,22 +1,25 @@
-"""Which format is this input? A small registry, the same door for built-in and added formats.
+"""Which format is this input? The registry of formats, one door for built-ins and plug-ins.
 
-Each format is a `Format`: a name, a description, `sniff(source)` that accepts or says why
-it declines (from the name and the first bytes only), and `parse(source, **options)` that
-returns a ParseResult. Register a new one with `register(fmt)`; built-ins do the same.
+Every format, the built-in ones included, is named in the `traceview.formats` entry-point
+group of an installed package (`name = "module:OBJECT"`, OBJECT a `parsers.model.Format`).
+A plug-in that fails to load is listed in `load_problems()`, never a crash; the other formats
+still work. From a checkout that was never installed, the built-ins are read from the same
+table in the checkout's pyproject.toml.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
+import importlib
+import threading
+from importlib import metadata
+from pathlib import Path
 
-from .errors import UnsupportedFormatError
-from .model import ParseResult
-from .source import Source
+from parsers.io.source import Source
+from parsers.model import Companion, Format, UnsupportedFormatError
 
+GROUP = "traceview.formats"
 
-class Companion(str):
-    """A decline that means "this file is read together with another one" (a sandbox log
-    with its conversation, a summary with its trials file): not a problem to report."""
+__all__ = ["GROUP", "Companion", "CompanionFile", "Format", "detect", "formats", "get", "names",
+           "load_problems", "refresh"]
 
 
 class CompanionFile(UnsupportedFormatError):
@@ -25,59 +28,118 @@ class CompanionFile(UnsupportedFormatError):
         super().__init__(name, {"companion": reason})
 
 
-@dataclass(frozen=True)
-class Format:
-    name: str
-    title: str  # the format's own name, as users know it
-    description: str
-    sniff: Callable[[Source], str | None]  # None = accepted, else the reason it declines
-    parse: Callable[..., ParseResult]
-    aliases: tuple[str, ...] = ()  # other names --format accepts (e.g. a forced record shape)
-    extensions: tuple[str, ...] = field(default=())
-    priority: int = 100  # lower sniffs first; specific formats before general ones
+class _Registry:
+    def __init__(self):
+        self.by_name: dict[str, Format] = {}  # names and aliases
+        self.ordered: list[Format] = []
+        self.problems: list[str] = []
+
+    def add(self, fmt: Format, where: str) -> None:
+        if not isinstance(fmt, Format):
+            self.problems.append(f"{where}: expected a parsers.model.Format, found {type(fmt).__name__}")
+            return
+        for key in (fmt.name, *fmt.aliases):
+            if key in self.by_name:
+                self.problems.append(f"{where}: format name {key!r} is already registered; {fmt.name!r} skipped")
+                return
+        for key in (fmt.name, *fmt.aliases):
+            self.by_name[key] = fmt
+        self.ordered.append(fmt)
+
+    def finish(self) -> None:
+        self.ordered.sort(key=lambda f: (f.priority, f.name))
 
 
-_FORMATS: dict[str, Format] = {}
+_lock = threading.Lock()
+_registry: _Registry | None = None
 
 
-def register(fmt: Format) -> Format:
-    for key in (fmt.name, *fmt.aliases):
-        if key in _FORMATS and _FORMATS[key] is not fmt:
-            raise ValueError(f"format name {key!r} is already registered")
-    _FORMATS[fmt.name] = fmt
-    for a in fmt.aliases:
-        _FORMATS[a] = fmt
-    return fmt
+def _entry_points() -> list[tuple[str, str]]:
+    """(name, "module:attr") of every format entry point installed."""
+    eps = [(ep.name, ep.value) for ep in metadata.entry_points(group=GROUP)]
+    if not any(v.startswith("parsers.formats.") for _, v in eps):
+        eps += _checkout_entry_points()  # a checkout run without installing it
+    return sorted(set(eps))
+
+
+def _checkout_entry_points() -> list[tuple[str, str]]:
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    try:
+        import tomllib
+        table = tomllib.loads(pyproject.read_text("utf-8"))
+    except (ImportError, OSError, ValueError):
+        return []
+    group = table.get("project", {}).get("entry-points", {}).get(GROUP, {})
+    return [(k, v) for k, v in group.items() if isinstance(v, str)]
+
+
+def _load() -> _Registry:
+    reg = _Registry()
+    for name, value in _entry_points():
+        where = f"entry point {name} = {value!r}"
+        module, _, attr = value.partition(":")
+        try:
+            obj = importlib.import_module(module)
+            for part in filter(None, attr.split(".")):
+                obj = getattr(obj, part)
+        except Exception as e:  # a broken plug-in must not take the others down
+            reg.problems.append(f"{where}: could not be loaded ({type(e).__name__}: {e})")
+            continue
+        if isinstance(obj, Format) and obj.name != name:
+            reg.problems.append(f"{where}: the entry point's name differs from the format's name {obj.name!r}")
+            continue
+        reg.add(obj, where)
+    reg.finish()
+    return reg
+
+
+def _get_registry() -> _Registry:
+    global _registry
+    if _registry is None:
+        with _lock:
+            if _registry is None:
+                _registry = _load()
+    return _registry
+
+
+def refresh() -> None:
+    """Forget the loaded formats; the next call reads the entry points again (after a
+    package was installed into the running interpreter)."""
+    global _registry
+    with _lock:
+        _registry = None
 
 
 def formats() -> list[Format]:
-    _load_builtins()
-    seen, out = set(), []
-    for f in sorted(_FORMATS.values(), key=lambda f: (f.priority, f.name)):
-        if f.name not in seen:
-            seen.add(f.name)
-            out.append(f)
-    return out
+    """Every registered format, in the order detection tries them."""
+    return list(_get_registry().ordered)
 
 
 def names() -> list[str]:
-    """Every name --format accepts."""
-    _load_builtins()
-    return sorted(_FORMATS)
+    """Every name --format accepts (format names and their aliases)."""
+    return sorted(_get_registry().by_name)
+
+
+def load_problems() -> list[str]:
+    """Plug-ins that could not be registered, and why."""
+    return list(_get_registry().problems)
 
 
 def get(name: str) -> Format:
-    _load_builtins()
     try:
-        return _FORMATS[name]
+        return _get_registry().by_name[name]
     except KeyError:
         raise UnsupportedFormatError(name, {"--format": f"unknown format name; known: {', '.join(names())}"}) from None
 
 
 def detect(source: Source) -> Format:
-    """The first format (by priority) that accepts the source, or UnsupportedFormatError."""
+    """The first format that accepts the source: those whose file patterns match its name
+    first, then the rest, each group by priority; UnsupportedFormatError when none does."""
     reasons: dict[str, str] = {}
-    for fmt in formats():
+    ordered = formats()
+    base = source.basename
+    named = [f for f in ordered if f.matches_name(base)]
+    for fmt in named + [f for f in ordered if f not in named]:
         why = fmt.sniff(source)
         if why is None:
             return fmt
@@ -85,15 +147,8 @@ def detect(source: Source) -> Format:
     for why in reasons.values():
         if isinstance(why, Companion):
             raise CompanionFile(source.name, str(why))
-    raise UnsupportedFormatError(source.name, reasons)
+    raise UnsupportedFormatError(source.name, dict(sorted(reasons.items(), key=lambda kv: _rank(ordered, kv[0]))))
 
 
-_loaded = False
-
-
-def _load_builtins() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    from . import builtin_formats  # noqa: F401  (registers through register())
+def _rank(ordered: list[Format], name: str) -> int:
+    return next((i for i, f in enumerate(ordered) if f.name == name), len(ordered))

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 ENTRY = Path(__file__).with_name("main.py")
 
@@ -25,8 +26,8 @@ def _warm_up() -> None:
     import PIL.Image  # noqa: F401
     from streamlit import env_util
 
-    from viewer import render, state  # noqa: F401
-    from viewer.views import open as open_page, timeline  # noqa: F401
+    from viewer.pages import open as open_page, state, timeline  # noqa: F401
+    from viewer.render import html as render
 
     # The first element sent makes Streamlit inspect the call stack, which maps every
     # loaded module to its file once; the stylesheet is built once.
@@ -35,7 +36,7 @@ def _warm_up() -> None:
 
 
 def _read_given_files() -> None:
-    from viewer import state
+    from viewer.pages import state
 
     state.START_PATHS = state.paths_from(sys.argv, str(ENTRY))
     try:
@@ -51,4 +52,8 @@ async def _lifespan(app):
     yield
 
 
+# Streamlit takes a `pages/` folder beside the entry script for its old file-per-page
+# navigation; ours (viewer/pages/) is a package of page functions routed by st.navigation
+# in main.py, so that convention is turned off before any session starts.
+PagesManager.uses_pages_directory = False
 app = st.App(ENTRY, lifespan=_lifespan)

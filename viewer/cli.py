@@ -13,11 +13,11 @@ import orjson
 
 
 def _cmd_cook(args) -> int:
-    import parsers
-    from parsers.errors import Problem
+    from parsers import pipeline
+    from parsers.model import Problem
 
     # --format is checked by argparse against the registered names.
-    doc, summaries = parsers.cook_paths(args.inputs, args.format)
+    doc, summaries = pipeline.cook_paths(args.inputs, args.format)
     for s in summaries:
         print(s.line(), file=sys.stderr)
     summarised = {s.name for s in summaries}
@@ -43,7 +43,7 @@ def _cmd_cook(args) -> int:
 
 
 def _cmd_validate(args) -> int:
-    from parsers.validate import validate_file
+    from parsers.pipeline import validate_file
 
     bad = 0
     for f in args.files:
@@ -59,7 +59,7 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_convert(args) -> int:
-    from parsers.convert import convert_file
+    from parsers.pipeline import convert_file
 
     try:
         text, problems = convert_file(args.input, args.to)
@@ -79,7 +79,7 @@ def _cmd_convert(args) -> int:
 
 
 def _cmd_serve(args) -> int:
-    from .serve import serve
+    from viewer.serve import serve
 
     return serve(args.paths, port=args.port, host=args.host, headless=args.headless)
 

@@ -10,7 +10,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from viewer import nav, render, state
+from viewer.pages import nav
+
+from viewer.render import html as render
+
+from viewer.pages import state
 
 ICON = Path(__file__).with_name("icon.png")
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import parsers
-from parsers.validate import cooked_errors
+from parsers import pipeline
+from parsers.cook.schema import cooked_errors
 
-from .conftest import start_server
+from tests.e2e.conftest import start_server
 
 REPO = Path(__file__).resolve().parents[2]
 ARENA = REPO / "sample_data" / "arena"
@@ -49,7 +49,7 @@ def runs(tmp_path_factory) -> dict:
     patch = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return {}\n"
     write_trials(d / "alpha.trials.json", "model-alpha", [READ, GREP, EDIT, TEST], patch.format("a + b"))
     write_trials(d / "beta.trials.json", "model-beta", [READ, EDIT, TEST], patch.format("b + a"))
-    doc, _ = parsers.cook_paths([d])
+    doc, _ = pipeline.cook_paths([d])
     assert cooked_errors(doc) == []
     ids = {t["models"][0]: t["id"] for t in doc["traces"]}
     return {"dir": d, "alpha": ids["model-alpha"], "beta": ids["model-beta"]}
@@ -60,7 +60,7 @@ def arena() -> dict | None:
     """The battle of the bundled arena logs that has sandbox runs, with its sides' models."""
     if not ARENA.is_dir():
         return None
-    doc, _ = parsers.cook_paths([ARENA])
+    doc, _ = pipeline.cook_paths([ARENA])
     assert cooked_errors(doc) == []
     traces = {t["id"]: t for t in doc["traces"]}
     for g in doc.get("groups") or []:

@@ -11,9 +11,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-import parsers
+from parsers import pipeline
 
-from .conftest import start_server
+from tests.e2e.conftest import start_server
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_LOG = REPO.parent / "shared" / "realdata" / "llm_trace_raw" / "claude-code.first25.jsonl"
@@ -27,7 +27,7 @@ def app(tmp_path_factory):
     if not REAL_LOG.exists():
         pytest.skip(f"{REAL_LOG} is not present (the shared real-data folder sits beside the repository "
                     "only in the development checkout)")
-    doc, _ = parsers.cook_paths([REAL_LOG, BENCHMARK])
+    doc, _ = pipeline.cook_paths([REAL_LOG, BENCHMARK])
     d = tmp_path_factory.mktemp("served")
     server = start_server([REAL_LOG, BENCHMARK], d)
     yield server, doc

@@ -12,9 +12,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-import parsers
+from parsers import pipeline
 
-from .conftest import copy_into, start_server
+from tests.e2e.conftest import copy_into, start_server
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_data" / "api_logs"
@@ -66,7 +66,7 @@ def write_long_log(path: Path, n: int = 130, big_at: int = 60) -> None:
 
 
 def tid(path: Path) -> str:
-    doc, _ = parsers.cook_paths([path])
+    doc, _ = pipeline.cook_paths([path])
     return doc["traces"][0]["id"]
 
 

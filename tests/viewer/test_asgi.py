@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import sys
 
-import parsers
+from parsers import pipeline
 from streamlit.web.server.app_discovery import discover_asgi_app
 
-from viewer import asgi, serve, state
+from viewer import asgi, serve
+
+from viewer.pages import state
 
 SAMPLE = next(p for p in sorted((state.sample_dirs()[0]).iterdir()) if p.is_file())
 
@@ -26,7 +28,7 @@ def test_paths_reach_the_app_whichever_entry_streamlit_ran(monkeypatch):
 
 
 def test_warm_up_builds_the_stylesheet():
-    from viewer import render
+    from viewer.render import html as render
 
     render.page_css.cache_clear()
     asgi._warm_up()
@@ -36,7 +38,7 @@ def test_warm_up_builds_the_stylesheet():
 def test_start_up_cooks_the_given_paths(monkeypatch):
     monkeypatch.setattr(sys, "argv", [asgi.__file__, str(SAMPLE)])
     monkeypatch.setattr(state, "START_PATHS", [])
-    doc, _ = parsers.cook_paths([SAMPLE])
+    doc, _ = pipeline.cook_paths([SAMPLE])
     tid = doc["traces"][0]["id"]
     state.store.clear()
     assert state.store().find_trace(tid) is None

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import orjson
 
-import parsers
-from parsers.cook.hashing import message_id
-from parsers.validate import cooked_errors
+from parsers import pipeline
+from parsers.cook.ids import message_id
+from parsers.cook.schema import cooked_errors
 
 OPENAI_EXAMPLE = {"request": {"messages": [
     {"role": "system", "content": "Be helpful"},
@@ -45,7 +45,7 @@ CLAUDE_EXPECTED = [
 
 
 def cook_one(record: dict, name: str = "log.jsonl") -> dict:
-    doc, _ = parsers.cook_uploads([(name, orjson.dumps(record) + b"\n")])
+    doc, _ = pipeline.cook_uploads([(name, orjson.dumps(record) + b"\n")])
     assert cooked_errors(doc) == []
     return doc
 
@@ -88,7 +88,7 @@ def test_identical_messages_deduplicated_across_requests():
     rec2 = orjson.loads(orjson.dumps(CLAUDE_EXAMPLE))
     rec2["request"]["messages"].append({"role": "assistant", "content": [{"type": "text", "text": "4"}]})
     data = orjson.dumps(CLAUDE_EXAMPLE) + b"\n" + orjson.dumps(rec2) + b"\n"
-    doc, _ = parsers.cook_uploads([("log.jsonl", data)])
+    doc, _ = pipeline.cook_uploads([("log.jsonl", data)])
     assert len(doc["requests"]) == 2
     assert len(doc["messages"]) == 6  # five shared + the one new assistant message
     r0, r1 = doc["requests"]

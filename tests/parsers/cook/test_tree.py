@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from rapidfuzz.distance import Levenshtein
 
-import parsers
+from parsers import pipeline
 from parsers.cook.tree import assign_parents
-from parsers.validate import cooked_errors
+from parsers.cook.schema import cooked_errors
 
 GOLDEN = Path(__file__).parent / "golden"
 NO_TOOLS = frozenset()
@@ -89,7 +89,7 @@ LLMPATH_CASES = [("gen60_claude", 60, ()), ("gen120_claude", 120, ()), ("gen60_c
 @pytest.mark.parametrize("name,n,opts", LLMPATH_CASES, ids=[c[0] for c in LLMPATH_CASES])
 def test_parents_equal_llm_path_on_generated_logs(name, n, opts, gen_traces, tmp_path):
     log = gen_traces("requests", n, tmp_path / "log.jsonl", *opts)
-    doc, _ = parsers.cook_paths([log])
+    doc, _ = pipeline.cook_paths([log])
     assert cooked_errors(doc) == []
     golden = json.loads((GOLDEN / f"llmpath_parents_{name}.json").read_text())
     mine = {r["id"]: r["parent_id"] for r in doc["requests"]}
@@ -108,7 +108,7 @@ def _score(doc, req, parent):
 
 @pytest.mark.parametrize("stem", REAL_LOGS)
 def test_parents_score_at_least_as_well_as_llm_path_on_real_logs(stem, realdata):
-    doc, _ = parsers.cook_paths([realdata / "llm_trace_raw" / f"{stem}.jsonl"])
+    doc, _ = pipeline.cook_paths([realdata / "llm_trace_raw" / f"{stem}.jsonl"])
     golden = json.loads((GOLDEN / f"llmpath_parents_{stem}.json").read_text())
     by_id = {r["id"]: r for r in doc["requests"]}
     compared = 0

@@ -1,0 +1,350 @@
+"""The cooked document: messages and tools deduplicated by content id, requests, traces.
+
+`DocumentBuilder` takes what parsers yield, one trace at a time (a trace's calls may stream
+from a generator), and keeps only the compact cooked form: unique messages and tools, and
+for each request the ids it refers to.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+from parsers.cook import pricing, totals
+from parsers.cook.ids import message_id, tool_id
+from parsers.cook.redact import scrub, scrub_text
+from parsers.cook.tree import assign_parents
+from parsers.model import MODEL_ROLES, Call, Message, ParsedTrace, ParseResult, Problem, Turn
+
+SCHEMA_VERSION = 1
+
+
+def trace_id(fmt: str, digest: str, index: int) -> str:
+    return hashlib.sha256(f"{fmt}\n{digest}\n{index}".encode()).hexdigest()[:16]
+
+
+class DocumentBuilder:
+    def __init__(self):
+        self.messages: dict[str, dict] = {}
+        self.tools: dict[str, dict] = {}
+        self.requests: list[dict] = []
+        self.traces: list[dict] = []
+        self.inputs: list[dict] = []
+        self.groups: list[dict] = []
+        self._last: tuple[list, list] = ([], [])  # the last message list interned, and its ids
+        self._last_tools: tuple[list | None, list] = (None, [])  # the same for tool lists
+
+    # -- interning -----------------------------------------------------------------
+    def intern_message(self, m: Message) -> str:
+        # Parsers reuse one Message object for a message that recurs (request logs repeat the
+        # history in every request); its id is computed once.
+        if m.cid is not None and m.cid in self.messages:
+            return m.cid
+        mid = m.cid = message_id(m.role, m.content, m.tool_calls, m.tool_use_id, m.is_error)
+        if mid not in self.messages:
+            # The id is taken before masking so that dedup stays exact; the id reveals nothing.
+            d = {"id": mid, "role": m.role, "content": scrub_text(m.content),
+                 "tool_calls": scrub(m.tool_calls) if m.tool_calls else m.tool_calls,
+                 "tool_use_id": m.tool_use_id, "is_error": m.is_error}
+            if m.extra:
+                d.update(m.extra)
+            self.messages[mid] = d
+        return mid
+
+    def intern_messages(self, msgs: list[Message]) -> list[str]:
+        # A request usually repeats the previous one's messages (the same objects, from the
+        # parser) and adds a few: reuse the previous ids for that prefix (an identity check
+        # in C), and look up only the rest.
+        prev_msgs, prev_ids = self._last
+        k = len(prev_msgs)
+        if not (k and len(msgs) >= k and msgs[k - 1] is prev_msgs[k - 1] and msgs[:k] == prev_msgs):
+            k = 0
+        known = self.messages
+        ids = prev_ids[:k] + [m.cid if m.cid is not None and m.cid in known else self.intern_message(m)
+                              for m in msgs[k:]]
+        self._last = (msgs, ids)
+        return ids
+
+    def intern_tools(self, tools: list[dict]) -> list[str]:
+        # Parsers hand over the same list object when a request offers the same tools as
+        # the one before (request logs repeat them in every request): interned once.
+        last, ids = self._last_tools
+        if tools is not last:
+            ids = [self.intern_tool(t) for t in tools]
+            self._last_tools = (tools, ids)
+        return list(ids)
+
+    def intern_tool(self, t: dict) -> str:
+        name, desc, params = t.get("name"), t.get("description"), t.get("parameters")
+        tid = tool_id(name, desc, params)
+        if tid not in self.tools:
+            self.tools[tid] = {"id": tid, "name": name, "description": scrub(desc), "parameters": params}
+        return tid
+
+    # -- inputs ---------------------------------------------------------------------
+    def add_result(self, name: str, digest, size: int, result: ParseResult) -> dict:
+        """Cook every trace of one input and record the input's entry.
+
+        `digest` is the input's SHA-256, or a function returning it: trace ids depend on it,
+        so they are given once the traces are cooked, which lets the digest be computed
+        while the input is parsed."""
+        entry = {"name": name, "format": result.format, "digest": None, "size": size,
+                 "traces": [], "problems": []}
+        added: list[tuple[int, dict, ParsedTrace]] = []
+        for index, parsed in enumerate(result.traces):
+            t = self._add_trace(parsed, name, f"pending-{len(self.traces)}", index)
+            if t is not None:
+                added.append((index, t, parsed))
+        digest = digest() if callable(digest) else digest
+        entry["digest"] = digest
+        refs: dict[str, str] = {}
+        for index, t, parsed in added:
+            _rename_trace(t, trace_id(parsed.format, digest, index))
+            entry["traces"].append(t["id"])
+            if parsed.ref is not None:
+                refs[parsed.ref] = t["id"]
+        for g in result.groups:
+            g = dict(g)
+            g["sides"] = [refs.get(s) for s in g.get("sides", [])]
+            self.groups.append(g)
+        entry["problems"] = [p.as_dict() for p in result.problems]
+        self.inputs.append(entry)
+        return entry
+
+    def add_failed_input(self, name: str, digest: str | None, size: int, fmt: str | None,
+                         problems: list[Problem]) -> dict:
+        entry = {"name": name, "format": fmt, "digest": digest, "size": size, "traces": [],
+                 "problems": [p.as_dict() for p in problems]}
+        self.inputs.append(entry)
+        return entry
+
+    # -- traces ---------------------------------------------------------------------
+    def _add_trace(self, parsed: ParsedTrace, source: str, tid: str, index: int) -> dict | None:
+        if parsed.calls is not None:
+            reqs = [self._cook_call(c, tid) for c in parsed.calls]
+            synthetic = False
+            if not reqs and not parsed.messages:
+                return None  # every record was skipped: no trace (the input lists why)
+        else:
+            reqs = self._requests_from_turns(parsed, tid)
+            synthetic = True
+        # Time order; file order breaks ties (and places requests with no time).
+        order = sorted(range(len(reqs)), key=lambda i: (reqs[i]["timestamp"] is None, reqs[i]["timestamp"] or 0, i))
+        reqs = [reqs[i] for i in order]
+        if synthetic:
+            for n, r in enumerate(reqs):
+                r["_parent"] = reqs[n - 1] if n else None
+        else:
+            parents = assign_parents([(r["model"], r["request_messages"], r["response_messages"],
+                                       frozenset(r["tools"])) for r in reqs])
+            for r, p in zip(reqs, parents):
+                r["_parent"] = reqs[p] if p is not None else None
+
+        if parsed.messages is not None:
+            timeline = [self.intern_message(m) for m in parsed.messages]
+        else:
+            timeline = _main_branch(reqs)
+        problems = [p.as_dict() for p in parsed.problems]
+        trace = {
+            "id": tid, "title": scrub_text(parsed.title or source), "task": parsed.task, "format": parsed.format,
+            "source": source, "models": parsed.models or _models(reqs),
+            "started_at": parsed.started_at, "ended_at": parsed.ended_at,
+            "duration_ms": parsed.duration_ms, "outcome": parsed.outcome,
+            "outcome_detail": parsed.outcome_detail,
+            "totals": None, "requests": [], "timeline": timeline, "_reqs": reqs,
+            "problems": problems, "tools": self.intern_tools(parsed.tools),
+            "artifacts": parsed.artifacts, "scores": parsed.scores, "meta": parsed.meta,
+        }
+        _fill_times(trace, reqs)
+        trace["totals"] = self._totals(trace, reqs, parsed)
+        trace["pricing"] = _pricing(reqs)
+        self.requests.extend(reqs)
+        self.traces.append(trace)
+        return trace
+
+    def _cook_call(self, c: Call, tid: str, request_ids: list[str] | None = None) -> dict:
+        """A request; `request_ids` are its request messages' ids when the caller has them."""
+        u = c.usage
+        cost, price_info, cost_source = None, None, None
+        if c.cost is not None:
+            cost, cost_source = float(c.cost), "trace"
+        elif u is not None:
+            cost, price_info = pricing.price(c.model, c.provider, u, c.timestamp)
+            cost_source = price_info["source"] if price_info else None
+        return {
+            "_own_id": c.id, "_synthetic": False, "_parent": None,
+            "id": None, "parent_id": None, "timestamp": c.timestamp,
+            "request_messages": request_ids if request_ids is not None else self.intern_messages(c.request_messages),
+            "response_messages": [self.intern_message(m) for m in c.response_messages],
+            "model": c.model, "tools": self.intern_tools(c.tools),
+            "duration_ms": c.duration_ms, "trace": tid, "provider": c.provider,
+            "usage": u, "cost": cost, "cost_source": cost_source, "price": price_info,
+            "stop_reason": c.stop_reason, "error": c.error, "params": c.params,
+            "line": c.line, "record": c.record,
+        }
+
+    def _requests_from_turns(self, parsed: ParsedTrace, tid: str) -> list[dict]:
+        """One synthetic request per model turn: the history before it, then the turn."""
+        msgs = parsed.messages or []
+        tools = parsed.tools
+        out: list[dict] = []
+        i = 0
+        history: list[str] = []  # ids of the messages so far (each interned once)
+        n = 0
+        while i < len(msgs):
+            if msgs[i].role not in MODEL_ROLES:
+                history.append(self.intern_message(msgs[i]))
+                i += 1
+                continue
+            turn = parsed.turns.get(i) or Turn()
+            j = i + 1
+            while j < len(msgs) and msgs[j].role in MODEL_ROLES and j not in parsed.turns:
+                j += 1
+            call = Call(request_messages=[], response_messages=msgs[i:j], tools=tools,
+                        id=f"{tid}:{n}", timestamp=turn.timestamp,
+                        model=turn.model or (parsed.models[0] if parsed.models else None),
+                        provider=parsed.meta.get("provider"), duration_ms=turn.duration_ms,
+                        usage=turn.usage, cost=turn.cost, stop_reason=turn.stop_reason, error=turn.error)
+            r = self._cook_call(call, tid, request_ids=list(history))
+            r["_synthetic"] = True
+            out.append(r)
+            history.extend(r["response_messages"])
+            i = j
+            n += 1
+        return out
+
+    def _totals(self, trace: dict, reqs: list[dict], parsed: ParsedTrace) -> dict:
+        tot = totals.empty()
+        cost, unpriced, errors, calls = 0.0, 0, 0, 0
+        priced_any = False
+        for r in reqs:
+            totals.add(tot, r["usage"])
+            if r["cost"] is not None:
+                cost += r["cost"]
+                priced_any = True
+            elif r["usage"] is not None or r["model"]:
+                unpriced += 1
+            if r["error"]:
+                errors += 1
+        # Tool calls the model made: those in the responses of every request (for trajectories,
+        # every turn); failed tool results: each distinct one the trace holds, on any branch.
+        msgs = self.messages
+        seen: set[str] = set(trace["timeline"])
+        for r in reqs:
+            for mid in r["response_messages"]:
+                tc = msgs[mid]["tool_calls"]
+                if tc:
+                    calls += len(tc)
+            if not r["_synthetic"]:  # a synthetic request's history is the timeline's
+                seen.update(r["request_messages"])
+            seen.update(r["response_messages"])
+        errors += sum(1 for mid in seen if msgs[mid]["is_error"])
+        out = {"requests": len(reqs), "messages": len(trace["timeline"]), **tot,
+               "cost": round(cost, 10) if priced_any else None, "unpriced_requests": unpriced,
+               "tool_calls": calls, "errors": errors}
+        if parsed.stated_cost is not None:
+            out["stated_cost"] = parsed.stated_cost
+        return out
+
+    # -- output ---------------------------------------------------------------------
+    def document(self) -> dict:
+        """The cooked document.
+
+        Request ids: the record's own id when it is unique in the document, otherwise
+        prefixed with its trace id; synthetic requests are `<trace id>:<n>` already."""
+        own = Counter(r["_own_id"] for r in self.requests if not r["_synthetic"] and r["_own_id"])
+        used = {r["_own_id"] for r in self.requests if r["_synthetic"]}
+        for n, r in enumerate(self.requests):
+            if r["_synthetic"]:
+                r["id"] = r["_own_id"]
+                continue
+            oid = r["_own_id"]
+            key = oid if oid and own[oid] == 1 and oid not in used else f"{r['trace']}:{oid or n}"
+            base, k = key, 1
+            while key in used:
+                k += 1
+                key = f"{base}~{k}"
+            used.add(key)
+            r["id"] = key
+        requests = []
+        for r in self.requests:
+            parent = r["_parent"]
+            r["parent_id"] = parent["id"] if parent is not None else None
+            requests.append({k: v for k, v in r.items() if not k.startswith("_")})
+        traces = []
+        for t in self.traces:
+            t = {k: v for k, v in t.items() if not k.startswith("_")}
+            traces.append(t)
+        for t, src in zip(traces, self.traces):
+            t["requests"] = [r["id"] for r in src["_reqs"]]
+        doc = {"messages": list(self.messages.values()), "tools": list(self.tools.values()),
+               "requests": requests, "traces": traces, "inputs": self.inputs}
+        if self.groups:
+            doc["groups"] = self.groups
+        doc["cooked_by"] = {"name": "traceview", "schema_version": SCHEMA_VERSION,
+                            "pricing": pricing.source_name()}
+        return doc
+
+
+def _rename_trace(trace: dict, tid: str) -> None:
+    """Give a cooked trace its final id (requests name their trace; synthetic ids embed it)."""
+    old = trace["id"]
+    trace["id"] = tid
+    for r in trace["_reqs"]:
+        r["trace"] = tid
+        if r["_synthetic"]:
+            r["_own_id"] = tid + r["_own_id"][len(old):]
+
+
+def _main_branch(reqs: list[dict]) -> list[str]:
+    """Message ids from the root to the latest leaf of the largest request tree."""
+    if not reqs:
+        return []
+    root_of: dict[int, int] = {}
+    size: Counter = Counter()
+    has_child: set[int] = set()
+    for r in reqs:  # time order: parents come first
+        p = r["_parent"]
+        root = root_of[id(p)] if p is not None else id(r)
+        root_of[id(r)] = root
+        size[root] += 1
+        if p is not None:
+            has_child.add(id(p))
+    biggest = max(size.values())
+    big_roots = {root for root, n in size.items() if n == biggest}
+    leaf = None
+    for r in reqs:
+        if root_of[id(r)] in big_roots and id(r) not in has_child:
+            leaf = r  # the latest such leaf wins (time order)
+    return list(leaf["request_messages"]) + list(leaf["response_messages"])
+
+
+def _models(reqs: list[dict]) -> list[str]:
+    counts = Counter(r["model"] for r in reqs if r["model"])
+    return [m for m, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def _fill_times(trace: dict, reqs: list[dict]) -> None:
+    stamps = [r["timestamp"] for r in reqs if r["timestamp"] is not None]
+    if trace["started_at"] is None and stamps:
+        trace["started_at"] = min(stamps)
+    if trace["ended_at"] is None and stamps:
+        trace["ended_at"] = max(r["timestamp"] + int(r["duration_ms"] or 0)
+                                for r in reqs if r["timestamp"] is not None)
+    if trace["duration_ms"] is None and trace["started_at"] is not None and trace["ended_at"] is not None:
+        trace["duration_ms"] = trace["ended_at"] - trace["started_at"]
+
+
+def _pricing(reqs: list[dict]) -> dict:
+    """Which price list and which model prices gave the trace's costs."""
+    prices: dict[str, dict] = {}
+    unpriced: set[str] = set()
+    stated = False
+    for r in reqs:
+        if r["price"]:
+            prices.setdefault(r["model"], r["price"])
+        elif r["cost_source"] == "trace":
+            stated = True
+        elif r["model"]:
+            unpriced.add(r["model"])
+    return {"source": pricing.source_name() if prices else ("stated by the trace" if stated else None),
+            "prices": prices, "unpriced_models": sorted(unpriced)}

@@ -1,0 +1,120 @@
+"""Reading JSON records out of JSONL files and JSON arrays, line by line, never failing whole."""
+from __future__ import annotations
+
+from typing import BinaryIO, Iterator
+
+import orjson
+
+from parsers.model import Problem
+from parsers.io.source import Source
+
+
+def as_dict(v) -> dict:
+    """A JSON value where an object is expected: the object, or {} for anything else."""
+    return v if isinstance(v, dict) else {}
+
+
+def as_text(v) -> str | None:
+    """A non-empty string, or None."""
+    return v if isinstance(v, str) and v else None
+
+
+def as_number(v) -> float | None:
+    """A JSON number (booleans are not numbers here), or None."""
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def first_char(head: bytes) -> str:
+    s = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return chr(s[0]) if s else ""
+
+
+def looks_binary(head: bytes) -> bool:
+    return b"\x00" in head[:8192]
+
+
+def iter_records(src: Source, problems: list[Problem], loads=orjson.loads) -> Iterator[tuple[int | None, int | None, object]]:
+    """(line, record, value) for every JSON value of a JSONL file or element of a JSON array.
+
+    JSONL is streamed line by line, each line parsed by `loads` (which must raise
+    orjson.JSONDecodeError as orjson.loads does). A line that is not JSON becomes a Problem
+    naming it."""
+    head = src.head
+    if not head.strip():
+        problems.append(Problem(src.name, "the file is empty"))
+        return
+    if looks_binary(head):
+        problems.append(Problem(src.name, "not a text file (binary content)"))
+        return
+    if first_char(head) == "[":
+        try:
+            data = orjson.loads(src.read_bytes())
+        except orjson.JSONDecodeError as e:
+            problems.append(Problem(src.name, f"not valid JSON: {e}"))
+            return
+        if isinstance(data, list):
+            for i, rec in enumerate(data):
+                yield None, i, rec
+            return
+        yield None, 0, data
+        return
+    seen_any = False
+    with src.open() as f:
+        for n, line in iter_lines(f):
+            if n == 1 and line[:3] == BOM:
+                line = line[3:]
+            try:
+                value = loads(line)
+            except orjson.JSONDecodeError as e:
+                if not bytes(line).strip():
+                    continue  # a blank line
+                if not seen_any:
+                    # Perhaps one pretty-printed JSON document rather than JSON lines.
+                    try:
+                        whole = orjson.loads(src.read_bytes())
+                    except orjson.JSONDecodeError:
+                        pass
+                    else:
+                        yield None, 0, whole
+                        return
+                seen_any = True
+                problems.append(Problem(src.name, f"not valid JSON ({e}); line skipped", line=n))
+                continue
+            seen_any = True
+            yield n, None, value
+
+
+BOM = b"\xef\xbb\xbf"
+CHUNK = 1 << 24
+
+
+def iter_lines(f: BinaryIO, chunk: int = CHUNK) -> Iterator[tuple[int, memoryview]]:
+    """(number, line without its newline) for every line of a binary file.
+
+    Request logs have lines of megabytes; iterating a file object copies each such line
+    several times and costs about as much as parsing it. Here the file is read into one
+    reused buffer and each line is a view into it, so a line is copied once, by the read.
+    A line is valid only until the next one is asked for."""
+    buf = bytearray(chunk)
+    view = memoryview(buf)
+    start = end = number = 0
+    while True:
+        if start:  # move the unfinished line to the front
+            rest = end - start
+            buf[:rest] = bytes(view[start:end])
+            start, end = 0, rest
+        elif end == len(buf):  # one line fills the buffer: a larger one
+            bigger = bytearray(2 * len(buf))
+            bigger[:end] = view
+            buf, view = bigger, memoryview(bigger)
+        got = f.readinto(view[end:])
+        if not got:
+            break
+        end += got
+        find = buf.find
+        while (nl := find(b"\n", start, end)) >= 0:
+            number += 1
+            yield number, view[start:nl]
+            start = nl + 1
+    if start < end:
+        yield number + 1, view[start:end]

@@ -1,0 +1,100 @@
+"""What a parser hands to the cook: plain data, before ids, dedup and the request tree.
+
+A parser turns raw records into `ParsedTrace`s. A trace either carries `calls` (API
+requests, as request logs record them; may be a lazy iterator so that big logs stream) or
+`messages` (a trajectory in reading order), in which case the cook makes one request per
+model turn. Everything about ids, dedup, parents, usage totals and cost is the cook's job.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from parsers.model.problem import Problem
+
+ROLES = ("system", "user", "assistant", "thinking", "tool_use", "tool_result")
+MODEL_ROLES = frozenset(("assistant", "thinking", "tool_use"))
+OUTCOMES = ("success", "failure", "partial", "unknown")
+# Normalised token usage (see parsers.providers.usage): `input` never includes cached tokens;
+# `output` includes reasoning tokens and `reasoning` says how many.
+USAGE_KINDS = ("input", "output", "cache_read", "cache_write", "reasoning")
+
+
+@dataclass(slots=True)
+class Message:
+    role: str
+    content: str = ""
+    tool_calls: list | None = None  # [{"name", "arguments", "id"}]
+    tool_use_id: str | None = None
+    is_error: bool | None = None
+    extra: dict | None = None  # name, timestamp, images, ... (not part of the id)
+    cid: str | None = None  # content id, set by the cook the first time it sees this object
+
+
+@dataclass(slots=True)
+class Call:
+    """One model call: what was sent, what came back, and its accounting."""
+
+    request_messages: list[Message]
+    response_messages: list[Message]
+    tools: list[dict] = field(default_factory=list)  # {"name", "description", "parameters"}
+    id: str | None = None
+    timestamp: int | None = None  # epoch ms
+    model: str | None = None
+    provider: str | None = None  # "openai" | "anthropic" | "google" | ...
+    duration_ms: float | None = None
+    usage: dict | None = None  # normalised, see parsers.providers.usage
+    cost: float | None = None  # when the source states it (USD)
+    stop_reason: str | None = None
+    error: str | None = None
+    params: dict | None = None  # sampling settings worth showing (no secrets)
+    line: int | None = None
+    record: int | None = None
+
+
+@dataclass(slots=True)
+class Turn:
+    """Accounting of one model turn of a trajectory (attached to its first message)."""
+
+    model: str | None = None
+    timestamp: int | None = None
+    duration_ms: float | None = None
+    usage: dict | None = None
+    cost: float | None = None
+    stop_reason: str | None = None
+    error: str | None = None
+
+
+@dataclass
+class ParsedTrace:
+    format: str
+    title: str | None = None
+    task: str | None = None
+    calls: Iterable[Call] | None = None
+    messages: list[Message] | None = None
+    turns: dict[int, Turn] = field(default_factory=dict)  # message index -> turn that starts there
+    models: list[str] | None = None
+    started_at: int | None = None
+    ended_at: int | None = None
+    duration_ms: float | None = None
+    outcome: str = "unknown"
+    outcome_detail: str | None = None
+    stated_cost: float | None = None  # a total the source states (kept beside the computed one)
+    tools: list[dict] = field(default_factory=list)  # tools offered, for trajectory formats
+    artifacts: list[dict] = field(default_factory=list)
+    scores: dict | None = None
+    meta: dict = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    # Reference a format can give so that groups (battles) can point at this trace.
+    ref: str | None = None
+
+
+@dataclass
+class ParseResult:
+    """What one input gave: its traces (possibly lazy), document groups and problems."""
+
+    format: str
+    traces: Iterable[ParsedTrace]
+    groups: list[dict] = field(default_factory=list)  # sides name ParsedTrace.ref values
+    problems: list[Problem] = field(default_factory=list)
+    records: int = 0  # records read (lines, instances, ...); streaming parsers count as they go

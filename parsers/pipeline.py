@@ -1,0 +1,210 @@
+"""Runs the readers: sources -> detected format -> parsed traces -> one cooked document.
+
+The CLI, the tests and the app call `cook_paths` / `cook_uploads`; `validate_file` and
+`convert_file` serve `traceview validate` and `traceview convert`. Nothing here imports
+Streamlit.
+"""
+from __future__ import annotations
+
+import gc
+import hashlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from pathlib import Path
+
+import orjson
+
+from parsers.cook.builder import DocumentBuilder
+from parsers.cook.schema import cooked_errors
+from parsers.io.records import looks_binary
+from parsers.io.source import Source, expand, expand_uploads, from_path
+from parsers.model import Problem, UnsupportedFormatError, WorkflowFormatError
+from parsers.registry import CompanionFile, detect, formats, get
+
+__all__ = ["cook_paths", "cook_uploads", "cook_sources", "InputSummary", "validate_file", "convert_file"]
+
+
+@dataclass
+class InputSummary:
+    name: str
+    format: str | None
+    records: int = 0
+    traces: int = 0
+    requests: int = 0
+    messages: int = 0
+    tools: int = 0
+    problems: list[dict] = field(default_factory=list)
+    note: str | None = None  # a companion file, read with another input
+
+    def line(self) -> str:
+        if self.note:
+            return f"{self.name}: {self.note}"
+        if not self.traces:
+            why = self.problems[0]["message"] if self.problems else "no trace found"
+            return f"{self.name}: nothing cooked ({why})"
+        return (f"{self.name}: {self.format}, {self.records} record{'s' * (self.records != 1)}, "
+                f"{self.traces} trace{'s' * (self.traces != 1)}, "
+                f"{self.requests} requests, {self.messages} unique messages, {self.tools} tools, "
+                f"{len(self.problems)} problem{'s' * (len(self.problems) != 1)}")
+
+
+def _digest(src: Source) -> str:
+    h = hashlib.sha256()
+    with src.open() as f:
+        for chunk in iter(lambda: f.read(1 << 23), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def cook_sources(sources, fmt: str | None = None, problems: list[Problem] | None = None,
+                 builder: DocumentBuilder | None = None) -> tuple[dict, list[InputSummary]]:
+    """Cook every source into one document; never raises for bad input."""
+    # Cooking allocates many small objects and frees few: the cyclic collector would walk
+    # them again and again for nothing (about a third of the time on big logs).
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _cook_sources(sources, fmt, problems, builder)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _cook_sources(sources, fmt, problems, builder) -> tuple[dict, list[InputSummary]]:
+    builder = builder or DocumentBuilder()
+    summaries: list[InputSummary] = []
+    forced = get(fmt) if fmt else None
+    # Each input's SHA-256 is computed on the other core while the input is parsed
+    # (hashlib releases the GIL): trace ids need it only once the traces are cooked.
+    with ThreadPoolExecutor(max_workers=1) as hasher:
+        for src in sources:
+            future = hasher.submit(_digest, src)
+            summaries.append(_cook_one(builder, src, forced, fmt, lambda f=future, s=src: _result(f, s)))
+    if problems:
+        for p in problems:
+            builder.add_failed_input(p.file, None, 0, None, [p])
+    return builder.document(), summaries
+
+
+def _result(future, src: Source) -> str:
+    try:
+        return future.result()
+    except OSError:  # unreadable after all: an id that still names this input
+        return hashlib.sha256(b"unreadable\n" + src.name.encode()).hexdigest()
+
+
+def _cook_one(builder: DocumentBuilder, src: Source, forced, fmt, digest) -> InputSummary:
+    m0, t0, r0 = len(builder.messages), len(builder.tools), len(builder.requests)
+    records = 0
+    try:
+        if not src.head.strip():
+            entry = builder.add_failed_input(src.name, digest(), src.size, None, [Problem(src.name, "the file is empty")])
+            return InputSummary(src.name, None, problems=entry["problems"])
+        f = forced or detect(src)
+        result = f.parse(src, fmt) if forced and fmt != f.name else f.parse(src)
+        entry = builder.add_result(src.name, digest, src.size, result)
+        records = result.records or len(entry["traces"])  # one-document formats: a record a trace
+    except CompanionFile as e:
+        entry = builder.add_failed_input(src.name, digest(), src.size, None, [])
+        entry["note"] = e.reason
+        return InputSummary(src.name, None, note=e.reason)
+    except UnsupportedFormatError as e:
+        why = e.why
+        if looks_binary(src.head):
+            why = "not a text file (binary content): " + why
+        entry = builder.add_failed_input(src.name, digest(), src.size, None, [Problem(src.name, why)])
+    except WorkflowFormatError as e:
+        errs = getattr(e, "errors", None) or [Problem(src.name, str(e))]
+        entry = builder.add_failed_input(src.name, digest(), src.size, None, errs)
+    except OSError as e:
+        entry = builder.add_failed_input(src.name, digest(), src.size, None, [Problem(src.name, f"could not be read: {e}")])
+    s = InputSummary(src.name, entry["format"], records=records, traces=len(entry["traces"]),
+                     requests=len(builder.requests) - r0, messages=len(builder.messages) - m0,
+                     tools=len(builder.tools) - t0, problems=entry["problems"])
+    # Problems found inside traces are listed with their input too (once: a reader may give
+    # the input and its trace the same list).
+    seen = {tuple(p.values()) for p in s.problems}
+    for t in builder.traces[len(builder.traces) - len(entry["traces"]):]:
+        for p in t["problems"]:
+            if tuple(p.values()) not in seen:
+                seen.add(tuple(p.values()))
+                s.problems = s.problems + [p]
+    return s
+
+
+def cook_paths(paths, fmt: str | None = None) -> tuple[dict, list[InputSummary]]:
+    problems: list[Problem] = []
+    sources = list(expand(paths, problems))
+    return cook_sources(sources, fmt, problems)
+
+
+def cook_uploads(files: list[tuple[str, bytes]], fmt: str | None = None) -> tuple[dict, list[InputSummary]]:
+    problems: list[Problem] = []
+    sources = list(expand_uploads(files, problems))
+    return cook_sources(sources, fmt, problems)
+
+
+# -- traceview validate -----------------------------------------------------------------------
+
+def validate_file(path: str) -> tuple[str, list[tuple[str, str]]]:
+    """Validate a cooked document, or a file of any format that declares `validate`;
+    returns (what it was taken for, errors as (JSON pointer, message))."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return "file", [("", f"could not be read: {e}")]
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        try:  # JSON lines: validated as the list of their records
+            doc = [orjson.loads(line) for line in data.splitlines() if line.strip()]
+        except orjson.JSONDecodeError:
+            return "file", [("", f"not valid JSON: {e}")]
+    if isinstance(doc, dict) and "messages" in doc and "requests" in doc:
+        return "cooked document", cooked_errors(doc)
+    kinds = ["cooked document"]
+    for fmt in formats():
+        if fmt.validate is None:
+            continue
+        kinds.append(fmt.title)
+        errors = fmt.validate(doc)
+        if errors is not None:
+            return fmt.title, errors
+    return "file", [("", f"not a kind of file traceview validates (expected one of: {', '.join(kinds)})")]
+
+
+# -- traceview convert ------------------------------------------------------------------------
+
+CONVERT_TARGETS = ("swf",)
+SWF_TITLE = "Standard Workflow Format"
+
+
+def convert_file(path, to: str) -> tuple[str | None, list[Problem]]:
+    """(the converted document as JSON text, or None when nothing could be converted; problems).
+
+    Raises ValueError for an unknown target."""
+    if str(to).lower() not in CONVERT_TARGETS:
+        raise ValueError(f"unknown target format {to!r}; known: {', '.join(CONVERT_TARGETS)}")
+    p = Path(path)
+    if not p.is_file():
+        return None, [Problem(str(path), "no such file")]
+    src = from_path(p)
+    try:
+        fmt = detect(src)
+    except UnsupportedFormatError as e:
+        return None, [Problem(src.name, e.why)]
+    except OSError as e:
+        return None, [Problem(src.name, f"could not be read: {e}")]
+    if fmt.convert is None:
+        known = ", ".join(sorted(f.name for f in formats() if f.convert is not None))
+        return None, [Problem(src.name, f"{fmt.title} files cannot be converted to the {SWF_TITLE} "
+                                        f"(it converts from: {known})")]
+    try:
+        doc, problems = fmt.convert(src)
+    except WorkflowFormatError as e:
+        return None, list(getattr(e, "errors", None) or [Problem(src.name, str(e))])
+    except OSError as e:
+        return None, [Problem(src.name, f"could not be read: {e}")]
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n", problems

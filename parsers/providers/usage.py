@@ -1,0 +1,62 @@
+"""Token usage of every provider, normalised.
+
+Normalised usage: {"input", "output", "cache_read", "cache_write", "reasoning"} (ints).
+`input` never includes cached tokens (OpenAI's and Gemini's prompt counts include them,
+Anthropic's `input_tokens` does not); `output` includes reasoning tokens, and `reasoning`
+says how many of them were reasoning (OpenAI and Gemini bill both as output).
+"""
+from __future__ import annotations
+
+from parsers.model import USAGE_KINDS as KINDS
+
+
+def _int(v) -> int:
+    if isinstance(v, bool):
+        return 0
+    if isinstance(v, (int, float)):
+        return int(v)
+    return 0
+
+
+def empty() -> dict:
+    return dict.fromkeys(KINDS, 0)
+
+
+def from_anthropic(u: dict) -> dict:
+    return {"input": _int(u.get("input_tokens")), "output": _int(u.get("output_tokens")),
+            "cache_read": _int(u.get("cache_read_input_tokens")),
+            "cache_write": _int(u.get("cache_creation_input_tokens")), "reasoning": 0}
+
+
+def from_openai(u: dict) -> dict:
+    prompt = _int(u.get("prompt_tokens", u.get("input_tokens")))
+    details = u.get("prompt_tokens_details") or u.get("input_tokens_details") or {}
+    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    out_details = u.get("completion_tokens_details") or u.get("output_tokens_details") or {}
+    reasoning = _int(out_details.get("reasoning_tokens")) if isinstance(out_details, dict) else 0
+    return {"input": max(prompt - cached, 0), "output": _int(u.get("completion_tokens", u.get("output_tokens"))),
+            "cache_read": cached, "cache_write": 0, "reasoning": reasoning}
+
+
+def from_gemini(u: dict) -> dict:
+    prompt = _int(u.get("promptTokenCount", u.get("prompt_token_count")))
+    cached = _int(u.get("cachedContentTokenCount", u.get("cached_content_token_count")))
+    cand = _int(u.get("candidatesTokenCount", u.get("candidates_token_count")))
+    thoughts = _int(u.get("thoughtsTokenCount", u.get("thoughts_token_count")))
+    return {"input": max(prompt - cached, 0), "output": cand + thoughts, "cache_read": cached,
+            "cache_write": 0, "reasoning": thoughts}
+
+
+def from_any(u) -> dict | None:
+    """Pick the provider shape by its keys; None when `u` carries no token counts."""
+    if not isinstance(u, dict) or not u:
+        return None
+    if "promptTokenCount" in u or "candidatesTokenCount" in u or "prompt_token_count" in u:
+        return from_gemini(u)
+    if "prompt_tokens" in u or "completion_tokens" in u or "prompt_tokens_details" in u:
+        return from_openai(u)
+    if "input_tokens" in u or "output_tokens" in u or "cache_read_input_tokens" in u:
+        if "input_tokens_details" in u or "output_tokens_details" in u:
+            return from_openai(u)  # OpenAI Responses API
+        return from_anthropic(u)
+    return None

@@ -1,0 +1,195 @@
+"""The app's pages, run with Streamlit's AppTest (no browser)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
+
+from parsers import pipeline
+
+ROOT = Path(__file__).resolve().parents[3]
+APP = str(ROOT / "app.py")
+SAMPLES = ROOT / "sample_data" / "api_logs"
+
+
+def app(paths=(), monkeypatch=None) -> AppTest:
+    if monkeypatch is not None:
+        monkeypatch.setenv("TRACEVIEW_PATHS", ":".join(str(p) for p in paths))
+    return AppTest.from_file(APP, default_timeout=60)
+
+
+def on_page(at: AppTest, url_path: str, **params) -> AppTest:
+    """Open one of the app's pages (they are functions registered under a URL path)."""
+    at._page_hash = calc_hash(url_path)
+    at.query_params.clear()
+    at.query_params.update({k: str(v) for k, v in params.items()})
+    return at.run()
+
+
+def trace_id(path: Path) -> str:
+    doc, _ = pipeline.cook_paths([path])
+    return doc["traces"][0]["id"]
+
+
+def html(at: AppTest) -> str:
+    """The rendered trace blocks (not the stylesheet, which names every class)."""
+    return "\n".join(h.proto.body for h in at.html if 'class="tv-root"' in h.proto.body)
+
+
+def long_log(tmp_path, n=120, big_at=None) -> Path:
+    """An OpenAI request log of one request carrying `n` messages."""
+    msgs = [{"role": "system", "content": "be brief"}]
+    for i in range(1, n):
+        text = f"message number {i}"
+        if i == big_at:
+            text = "BIG " + "x" * 9000 + " THE-END"
+        msgs.append({"role": "user" if i % 2 else "assistant", "content": text})
+    rec = {"id": "r1", "timestamp": 1_700_000_000_000, "request": {"model": "gpt-4o", "messages": msgs},
+           "response": {"choices": [{"message": {"role": "assistant", "content": "final answer"}}],
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 2}}}
+    p = tmp_path / "long.jsonl"
+    p.write_text(json.dumps(rec) + "\n")
+    return p
+
+
+def test_open_lists_the_bundled_samples(monkeypatch):
+    monkeypatch.delenv("TRACEVIEW_PATHS", raising=False)
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    assert at.title[0].value == "Open traces"
+    runs = at.dataframe[0].value
+    ids = set(runs["id"])
+    assert {trace_id(SAMPLES / "anthropic_messages.jsonl"), trace_id(SAMPLES / "openai_chat.jsonl")} <= ids
+    assert {"title", "format", "model", "messages", "requests", "tokens", "cost", "outcome"} <= set(runs.columns)
+
+
+def test_open_shows_problems_next_to_their_input(tmp_path, monkeypatch):
+    good = tmp_path / "good.jsonl"
+    good.write_bytes((SAMPLES / "openai_chat.jsonl").read_bytes() + b"{not json\n")
+    (tmp_path / "notes.txt").write_text("just some notes")
+    at = app([tmp_path], monkeypatch).run()
+    assert not at.exception
+    labels = [e.label for e in at.expander]
+    assert any("good\\.jsonl" in lab and "1 problem" in lab for lab in labels), labels
+    assert any("notes\\.txt" in lab and "nothing loaded" in lab for lab in labels), labels
+    problems = [df.value for df in at.dataframe if "message" in df.value.columns]
+    bad_line = [row for df in problems for _, row in df.iterrows() if row["file"] == "good.jsonl"]
+    assert bad_line and bad_line[0]["line"] == 6
+    # The good records opened: one trace, linked straight to its timeline.
+    assert any("timeline" in str(link.proto.page) for link in at.get("page_link"))
+
+
+def test_open_by_upload(monkeypatch):
+    monkeypatch.delenv("TRACEVIEW_PATHS", raising=False)
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.file_uploader[0].upload("mine.jsonl", (SAMPLES / "openai_chat.jsonl").read_bytes())
+    at.run()
+    assert not at.exception
+    inputs = [df.value for df in at.dataframe if "input" in df.value.columns][0]
+    assert "mine.jsonl" in set(inputs["input"])
+
+
+def test_timeline_by_url(monkeypatch):
+    tid = trace_id(SAMPLES / "anthropic_messages.jsonl")
+    at = on_page(app([SAMPLES], monkeypatch), "timeline", trace=tid)
+    assert not at.exception
+    body = html(at)
+    for role in ("system", "user", "assistant", "thinking", "tool_use"):
+        assert f'class="tv-msg tv-role-{role}' in body
+    assert 'class="tv-result' in body  # tool results sit with their calls
+    assert "anthropic\\_messages\\.jsonl" in at.subheader[0].value
+    assert "7** requests" in at.markdown[-1].value or any("7** requests" in m.value for m in at.markdown)
+    assert at.selectbox(key="tv_branch").options[0].startswith("main")
+
+
+def test_unknown_trace_says_so(monkeypatch):
+    at = on_page(app([SAMPLES], monkeypatch), "timeline", trace="0123456789abcdef")
+    assert not at.exception
+    assert "no longer loaded" in at.warning[0].value
+    at = on_page(app([SAMPLES], monkeypatch), "timeline", trace="../../../etc/passwd")
+    assert "no longer loaded" in at.warning[0].value
+
+
+def test_odd_parameters_fall_back_to_the_start_of_the_main_branch(monkeypatch):
+    tid = trace_id(SAMPLES / "anthropic_messages.jsonl")
+    at = on_page(app([SAMPLES], monkeypatch), "timeline", trace=tid, msg="abc", branch="../../etc/passwd")
+    assert not at.exception
+    assert 'id="msg-0"' in html(at) and at.selectbox(key="tv_branch").value.startswith("main")
+    at = on_page(app([SAMPLES], monkeypatch), "timeline", trace=tid, msg="99999")
+    assert 'id="msg-17"' in html(at)  # past the end: the last page
+
+
+def test_only_errors_shows_the_failed_request(monkeypatch):
+    tid = trace_id(SAMPLES / "openai_chat.jsonl")
+    at = on_page(app([SAMPLES], monkeypatch), "timeline", trace=tid)
+    at.toggle(key="tv_only_errors").set_value(True).run()
+    body = html(at)
+    assert body.count('class="tv-msg') == 1 and "rate_limit_error" in body
+
+
+def test_pages_find_and_permalink(tmp_path, monkeypatch):
+    log = long_log(tmp_path)
+    tid = trace_id(log)
+    at = on_page(app([log], monkeypatch), "timeline", trace=tid, msg=75)
+    assert not at.exception
+    assert 'id="msg-75"' in html(at) and 'id="msg-49"' not in html(at)  # page 2 of 50
+    assert at.caption[-1].value.startswith("Messages #50–#99 · entries 51–100 of 121")
+    # The messages above the linked one are laid out for real (the rest only near the
+    # screen), so the scroll to it lands on it.
+    laid_out = [h.proto.body for h in at.html if "content-visibility: visible" in h.proto.body]
+    assert len(laid_out) == 1 and ".tv-root #msg-50, " in laid_out[0] and "#msg-74 {" in laid_out[0]
+    assert "#msg-75" not in laid_out[0]
+    # Find: the count, then next jumps (page and msg move).
+    at.text_input(key="tv_find").input("number 11").run()
+    assert at.caption[-1].value.endswith("find: 11 messages, 11 hits")  # 11 and 110-119
+    at.button(key="tv_next").click().run()  # the next match after the linked message
+    assert at.query_params["msg"] == "110" and 'id="msg-110"' in html(at)
+    assert "match 2 of 11" in at.caption[-1].value  # 11 comes first
+    at.button(key="tv_next").click().run()
+    assert at.query_params["msg"] == "111"
+    at.button(key="tv_prev").click().run()
+    at.button(key="tv_prev").click().run()
+    assert at.query_params["msg"] == "11" and 'id="msg-11"' in html(at)  # back on page 1
+    assert at.caption[-1].value.startswith("Messages #0–#49")
+
+
+def test_expand_and_raw(tmp_path, monkeypatch):
+    log = long_log(tmp_path, n=20, big_at=5)
+    tid = trace_id(log)
+    at = on_page(app([log], monkeypatch), "timeline", trace=tid)
+    assert "THE-END" not in html(at)  # shortened...
+    box = at.selectbox(key="tv_expand")
+    assert len(box.options) == 1 and "#5" in box.options[0]
+    box.select_index(0).run()
+    assert "THE-END" in html(at)  # ...until asked for
+    assert at.query_params["msg"] == "5"
+    at.selectbox(key="tv_raw").select_index(1).run()
+    assert 'class="tv-raw' in html(at)
+
+
+def test_other_branches_of_a_forked_log(monkeypatch):
+    tid = trace_id(SAMPLES / "anthropic_messages.jsonl")
+    at = on_page(app([SAMPLES], monkeypatch), "timeline", trace=tid)
+    box = at.selectbox(key="tv_branch")
+    assert len(box.options) == 3  # main, the rewound attempt, the side call
+    side = next(o for o in box.options if "haiku" in o)
+    box.set_value(side).run()
+    assert not at.exception
+    assert at.query_params["branch"] == "req_03" and at.query_params["msg"] == "0"
+    body = html(at)
+    assert "Summarise tool output" in body and 'class="tv-msg tv-role-tool_use' not in body
+    # The link names the branch: a new session opens on it.
+    again = on_page(app([SAMPLES], monkeypatch), "timeline", trace=tid, branch="req_03")
+    assert "Summarise tool output" in html(again)
+    assert again.selectbox(key="tv_branch").value == side
+
+
+def test_runs_table_filters(monkeypatch):
+    monkeypatch.delenv("TRACEVIEW_PATHS", raising=False)
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.text_input(key="tv_runs_text").input("order 4471").run()
+    runs = at.dataframe[0].value
+    assert list(runs["format"]) == ["request-log"] and "openai_chat" in runs["title"].iloc[0]

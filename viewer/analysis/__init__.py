@@ -1,0 +1,1 @@
+"""Pure views of cooked data (conversation, requests, metrics, compare, ratings); no Streamlit."""

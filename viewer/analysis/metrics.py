@@ -1,0 +1,556 @@
+"""Numbers behind the Metrics page: per-request frames, tool use, totals, pricing, aggregates
+across traces, and the scorecard of BenchmarkDataPoint records.
+
+Pure functions over the cooked document (no Streamlit), each returning a pandas frame or a
+plain dict; `figures` at the end turns the frames into plotly figures. Every per-request
+figure carries the request id in `customdata`, so a click can open that request.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+
+import pandas as pd
+
+from viewer.analysis.requests import USAGE_KINDS, trace_requests
+
+TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
+TOKEN_LABELS = {"input": "input", "output": "output", "cache_read": "cache read", "cache_write": "cache write",
+                "reasoning": "reasoning"}
+TOKEN_COLORS = {"input": "#1f77b4", "output": "#ff7f0e", "cache_read": "#2ca02c", "cache_write": "#9467bd"}
+ROLES = ("system", "user", "assistant", "thinking", "tool_use", "tool_result")
+
+REQUEST_COLUMNS = ("n", "id", "model", "timestamp", "time", *USAGE_KINDS, "context", "cost", "priced",
+                   "cum_cost", "cum_unpriced", "duration_ms", "since_prev_ms", "idle_ms", "tool_calls",
+                   "stop_reason", "error")
+
+
+def _num(v):
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+# -- one trace ------------------------------------------------------------------------------
+def per_request(trace: dict, requests, messages=None) -> pd.DataFrame:
+    """One row per request in time order.
+
+    `context` = input + cache_read + cache_write (what the model read); `cost` is NaN for an
+    unpriced request, `priced` says which; `cum_cost` sums the priced ones, `cum_unpriced`
+    counts the others so far; `since_prev_ms` is start to start, `idle_ms` the time from the
+    end of all earlier requests to this start (0 when it overlapped one); `tool_calls` counts
+    the calls in its response (needs `messages`)."""
+    reqs = trace_requests(trace, requests)
+    rows = []
+    cum, unpriced = 0.0, 0
+    prev_start, busy_until = None, None
+    for n, r in enumerate(reqs, 1):
+        u = r.get("usage")
+        toks = {k: (u.get(k) or 0) if u is not None else None for k in USAGE_KINDS}
+        ctx = sum(toks[k] for k in ("input", "cache_read", "cache_write")) if u is not None else None
+        cost = _num(r.get("cost"))
+        if cost is None:
+            if u is not None or r.get("model"):
+                unpriced += 1
+        else:
+            cum += cost
+        ts = _num(r.get("timestamp"))
+        dur = _num(r.get("duration_ms"))
+        since = ts - prev_start if ts is not None and prev_start is not None else None
+        idle = max(ts - busy_until, 0) if ts is not None and busy_until is not None else None
+        if ts is not None:
+            prev_start = ts
+            end = ts + (dur or 0)
+            busy_until = end if busy_until is None else max(busy_until, end)
+        calls = None
+        if messages is not None:
+            calls = sum(len(_calls(messages.get(mid) or {})) for mid in r.get("response_messages") or ())
+        rows.append((n, r["id"], r.get("model"), ts, _datetime(ts), *toks.values(), ctx, cost, cost is not None,
+                     round(cum, 10), unpriced, dur, since, idle, calls, r.get("stop_reason"), r.get("error")))
+    df = pd.DataFrame.from_records(rows, columns=list(REQUEST_COLUMNS))
+    for col in ("timestamp", *USAGE_KINDS, "context", "cum_unpriced", "tool_calls"):
+        df[col] = df[col].astype("Int64")
+    for col in ("cost", "cum_cost", "duration_ms", "since_prev_ms", "idle_ms"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
+    df["priced"] = df["priced"].astype(bool)
+    return df
+
+
+def _datetime(ms):
+    if ms is None:
+        return None
+    try:
+        return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _calls(m: dict) -> list:
+    calls = m.get("tool_calls")
+    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+def trace_message_ids(trace: dict, requests) -> list[str]:
+    """Every message the trace holds, once, in first-seen order: its timeline, then whatever
+    its requests sent or got back off the timeline (other branches, side calls)."""
+    seen = dict.fromkeys(trace.get("timeline") or ())
+    for r in trace_requests(trace, requests):
+        seen.update(dict.fromkeys(r.get("request_messages") or ()))
+        seen.update(dict.fromkeys(r.get("response_messages") or ()))
+    return list(seen)
+
+
+def tool_usage(trace: dict, requests, messages) -> pd.DataFrame:
+    """Tool calls by tool: calls, errors (a tool_result with is_error answering the call, by
+    call id), calls with no result in the trace. Over every message of the trace, each call
+    counted once (a call repeated in later requests' histories is the same message)."""
+    calls: dict[str, str] = {}  # call id -> tool name
+    anon: Counter = Counter()  # calls without an id, by tool
+    errors: set[str] = set()
+    answered: set[str] = set()
+    for mid in trace_message_ids(trace, requests):
+        m = messages.get(mid) or {}
+        for c in _calls(m):
+            name = str(c.get("name") or "(unnamed)")
+            cid = c.get("id")
+            if cid:
+                calls.setdefault(str(cid), name)
+            else:
+                anon[name] += 1
+        if m.get("role") == "tool_result" and m.get("tool_use_id"):
+            answered.add(str(m["tool_use_id"]))
+            if m.get("is_error"):
+                errors.add(str(m["tool_use_id"]))
+    table: dict[str, list[int]] = {}
+    for cid, name in calls.items():
+        row = table.setdefault(name, [0, 0, 0])
+        row[0] += 1
+        row[1] += cid in errors
+        row[2] += cid not in answered
+    for name, k in anon.items():
+        row = table.setdefault(name, [0, 0, 0])
+        row[0] += k
+        row[2] += k
+    df = pd.DataFrame([(name, *v) for name, v in table.items()], columns=["tool", "calls", "errors", "no_result"])
+    return df.sort_values(["calls", "tool"], ascending=[False, True], ignore_index=True)
+
+
+def totals(trace: dict, requests, messages) -> dict:
+    """The trace's totals for the metrics page.
+
+    Token and cost sums are over every request (they equal the cook's `totals`); `unpriced`
+    counts requests with usage or a model but no cost. Messages by role are the timeline's.
+    `tool_calls` / `tool_errors` come from `tool_usage` (all branches); `error_rate` is
+    failed requests plus failed tool calls over requests plus tool calls."""
+    df = per_request(trace, requests, messages)
+    tools = tool_usage(trace, requests, messages)
+    roles = Counter((messages.get(mid) or {}).get("role") for mid in trace.get("timeline") or ())
+    tok = {k: int(df[k].fillna(0).sum()) for k in USAGE_KINDS}
+    priced = int(df["priced"].sum())
+    failed = sum(1 for e in df["error"] if e)
+    ncalls, nerr = int(tools["calls"].sum()), int(tools["errors"].sum())
+    denom = len(df) + ncalls
+    first_call = _first_tool_call_ms(trace, df)
+    return {
+        "requests": len(df), "failed_requests": failed,
+        "messages": len(trace.get("timeline") or ()),
+        "messages_by_role": {r: roles[r] for r in ROLES if roles[r]},
+        "tokens": tok, "context_max": int(df["context"].max()) if df["context"].notna().any() else None,
+        "cost": round(float(df["cost"].sum()), 10) if priced else None,
+        "priced_requests": priced, "unpriced_requests": int(df["cum_unpriced"].iloc[-1]) if len(df) else 0,
+        "duration_ms": trace.get("duration_ms"),
+        "tool_calls": ncalls, "tool_errors": nerr,
+        "error_rate": (failed + nerr) / denom if denom else None,
+        "time_to_first_tool_call_ms": first_call,
+    }
+
+
+def _first_tool_call_ms(trace: dict, df: pd.DataFrame):
+    """From the trace's start to the end of the first request whose response calls a tool."""
+    start = trace.get("started_at")
+    hits = df[(df["tool_calls"].fillna(0) > 0) & df["timestamp"].notna()]
+    if start is None or hits.empty:
+        return None
+    first = hits.iloc[0]
+    return float(first["timestamp"] - start + (0 if pd.isna(first["duration_ms"]) else first["duration_ms"]))
+
+
+def pricing_rows(trace: dict, requests) -> pd.DataFrame:
+    """Which price was used for each model of the trace, with its requests and cost; models
+    without a price say so (their requests are unpriced, never guessed)."""
+    pricing = trace.get("pricing") or {}
+    prices = pricing.get("prices") or {}
+    per = Counter()
+    cost: Counter = Counter()
+    unpriced = Counter()
+    for r in trace_requests(trace, requests):
+        m = r.get("model") or "(no model)"
+        per[m] += 1
+        if _num(r.get("cost")) is not None:
+            cost[m] += r["cost"]
+        else:
+            unpriced[m] += 1
+    rows = []
+    for m in sorted(per, key=lambda k: (-per[k], k)):
+        p = prices.get(m) or {}
+        rows.append({"model": m, "requests": per[m], "unpriced": unpriced[m],
+                     "cost": round(cost[m], 10) if per[m] > unpriced[m] else None,
+                     "source": p.get("source") or ("stated by the trace" if per[m] > unpriced[m] else "no price"),
+                     "priced as": f"{p.get('provider')}/{p.get('model')}" if p else None,
+                     "input $/Mtok": p.get("input_mtok"), "output $/Mtok": p.get("output_mtok"),
+                     "cache read $/Mtok": p.get("cache_read_mtok"), "cache write $/Mtok": p.get("cache_write_mtok")})
+    return pd.DataFrame(rows, columns=["model", "requests", "unpriced", "cost", "source", "priced as", "input $/Mtok",
+                                       "output $/Mtok", "cache read $/Mtok", "cache write $/Mtok"])
+
+
+# -- across traces --------------------------------------------------------------------------
+def per_trace(traces: list[dict]) -> pd.DataFrame:
+    """Tokens and cost per trace (from the cook's totals)."""
+    rows = []
+    for t in traces:
+        tot = t.get("totals") or {}
+        rows.append({"id": t["id"], "title": t.get("title") or t["id"], "format": t.get("format"),
+                     "model": (t.get("models") or [None])[0], "outcome": t.get("outcome") or "unknown",
+                     "requests": tot.get("requests") or 0,
+                     **{k: tot.get(k) or 0 for k in TOKEN_KINDS},
+                     "cost": tot.get("cost"), "unpriced": tot.get("unpriced_requests") or 0,
+                     "errors": tot.get("errors") or 0, "duration_ms": t.get("duration_ms")})
+    return pd.DataFrame(rows, columns=["id", "title", "format", "model", "outcome", "requests", *TOKEN_KINDS,
+                                       "cost", "unpriced", "errors", "duration_ms"])
+
+
+def per_model(traces: list[dict], requests) -> pd.DataFrame:
+    """Requests, tokens and cost per model over every request of the given traces."""
+    agg: dict[str, dict] = {}
+    for t in traces:
+        for r in trace_requests(t, requests):
+            m = r.get("model") or "(no model)"
+            a = agg.setdefault(m, {"model": m, "traces": set(), "requests": 0, **dict.fromkeys(TOKEN_KINDS, 0),
+                                   "cost": 0.0, "priced": 0, "unpriced": 0})
+            a["traces"].add(t["id"])
+            a["requests"] += 1
+            u = r.get("usage") or {}
+            for k in TOKEN_KINDS:
+                a[k] += u.get(k) or 0
+            if _num(r.get("cost")) is not None:
+                a["cost"] += r["cost"]
+                a["priced"] += 1
+            else:
+                a["unpriced"] += 1
+    rows = []
+    for a in agg.values():
+        a["traces"] = len(a["traces"])
+        a["cost"] = round(a["cost"], 10) if a.pop("priced") else None
+        rows.append(a)
+    df = pd.DataFrame(rows, columns=["model", "traces", "requests", *TOKEN_KINDS, "cost", "unpriced"])
+    return df.sort_values(["requests", "model"], ascending=[False, True], ignore_index=True)
+
+
+def outcomes(traces: list[dict]) -> dict:
+    c = Counter(t.get("outcome") or "unknown" for t in traces)
+    return {k: c[k] for k in ("success", "failure", "partial", "unknown") if c[k]}
+
+
+def resolved_by_model(traces: list[dict]) -> pd.DataFrame:
+    """Outcomes per trace model (its main model); `resolved_rate` = successes over traces
+    whose outcome is known (None when none is)."""
+    agg: dict[str, Counter] = {}
+    for t in traces:
+        m = (t.get("models") or ["(no model)"])[0]
+        agg.setdefault(m, Counter())[t.get("outcome") or "unknown"] += 1
+    rows = []
+    for m, c in agg.items():
+        known = c["success"] + c["failure"] + c["partial"]
+        rows.append({"model": m, "traces": sum(c.values()), "success": c["success"], "partial": c["partial"],
+                     "failure": c["failure"], "unknown": c["unknown"],
+                     "resolved_rate": c["success"] / known if known else None})
+    df = pd.DataFrame(rows, columns=["model", "traces", "success", "partial", "failure", "unknown", "resolved_rate"])
+    return df.sort_values(["traces", "model"], ascending=[False, True], ignore_index=True)
+
+
+# -- figures --------------------------------------------------------------------------------
+def _layout(fig, title: str, ytitle: str, height: int = 320, n: int | None = None):
+    # The title on top, the legend in one row under it: side by side they overlap in a column.
+    fig.update_layout(title={"text": title, "x": 0, "y": 0.98, "yref": "container", "yanchor": "top",
+                             "font": {"size": 14}},
+                      height=height, margin={"l": 10, "r": 10, "t": 64, "b": 30}, hovermode="closest",
+                      legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0, "xanchor": "left",
+                              "traceorder": "normal"},
+                      clickmode="event+select", dragmode="pan",
+                      xaxis={"title": "request", **({"dtick": 1} if n is not None and n <= 30 else {})},
+                      yaxis={"title": ytitle})
+    return fig
+
+
+def _hover(df: pd.DataFrame) -> list[str]:
+    return [f"#{n} · {m or 'unknown model'}" for n, m in zip(df["n"], df["model"])]
+
+
+def tokens_figure(df: pd.DataFrame):
+    """Per-request input / output / cache-read / cache-write tokens, stacked."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    hover = _hover(df)
+    for k in TOKEN_KINDS:
+        fig.add_bar(x=df["n"], y=df[k].fillna(0), name=TOKEN_LABELS[k], marker_color=TOKEN_COLORS[k],
+                    customdata=df["id"], hovertext=hover,
+                    hovertemplate="%{hovertext}<br>" + TOKEN_LABELS[k] + ": %{y:,}<extra></extra>")
+    fig.update_layout(barmode="stack", bargap=0.1)
+    return _layout(fig, "Tokens per request", "tokens", n=len(df))
+
+
+def context_figure(df: pd.DataFrame):
+    """Context size per request: input + cache read + cache write."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Scatter(x=df["n"], y=df["context"], mode="lines+markers", name="context",
+                               customdata=df["id"], hovertext=_hover(df), line={"color": "#1f77b4"},
+                               marker={"size": 5},
+                               hovertemplate="%{hovertext}<br>context: %{y:,} tokens<extra></extra>"))
+    return _layout(fig, "Context size (input + cache read + cache write)", "tokens", n=len(df))
+
+
+def cost_figure(df: pd.DataFrame):
+    """Cumulative cost; unpriced requests are marked on the line instead of being left out."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Scatter(x=df["n"], y=df["cum_cost"], mode="lines+markers", name="cumulative cost",
+                               customdata=df["id"], hovertext=_hover(df), marker={"size": 5},
+                               line={"color": "#2ca02c", "shape": "hv"},
+                               hovertemplate="%{hovertext}<br>total so far: $%{y:.4f}<extra></extra>"))
+    un = df[~df["priced"]]
+    if not un.empty:
+        fig.add_scatter(x=un["n"], y=un["cum_cost"], mode="markers", name="unpriced request",
+                        customdata=un["id"], hovertext=_hover(un),
+                        marker={"symbol": "x", "size": 8, "color": "#d62728"},
+                        hovertemplate="%{hovertext}<br>no price for this model<extra></extra>")
+    return _layout(fig, "Cumulative cost (USD)", "USD", n=len(df))
+
+
+def latency_figure(df: pd.DataFrame):
+    """Duration of every request, coloured by model."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for model, sub in df.groupby(df["model"].fillna("unknown model"), sort=False):
+        fig.add_bar(x=sub["n"], y=sub["duration_ms"] / 1000, name=str(model), customdata=sub["id"],
+                    hovertext=_hover(sub), hovertemplate="%{hovertext}<br>%{y:.2f} s<extra></extra>")
+    fig.update_layout(bargap=0.1)
+    return _layout(fig, "Latency per request", "seconds", n=len(df))
+
+
+def gaps_figure(df: pd.DataFrame):
+    """Time between steps: from the end of the earlier requests to this one's start."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Bar(x=df["n"], y=df["idle_ms"] / 1000, name="between requests", customdata=df["id"],
+                           hovertext=_hover(df), marker_color="#8c564b",
+                           hovertemplate="%{hovertext}<br>%{y:.2f} s since the previous request ended"
+                                         "<extra></extra>"))
+    fig.update_layout(bargap=0.1)
+    return _layout(fig, "Time between steps (tools, the user, the agent's own work)", "seconds", n=len(df))
+
+
+def tools_figure(tu: pd.DataFrame):
+    """Tool calls by tool, the failed ones stacked in red."""
+    import plotly.graph_objects as go
+
+    tu = tu.iloc[::-1]  # largest on top
+    fig = go.Figure()
+    fig.add_bar(y=tu["tool"], x=tu["calls"] - tu["errors"], orientation="h", name="calls", marker_color="#1f77b4",
+                hovertemplate="%{y}: %{x} without error<extra></extra>")
+    fig.add_bar(y=tu["tool"], x=tu["errors"], orientation="h", name="errors", marker_color="#d62728",
+                hovertemplate="%{y}: %{x} failed<extra></extra>")
+    fig.update_layout(barmode="stack")
+    _layout(fig, "Tool calls by tool", "", height=max(220, 60 + 22 * len(tu)))
+    fig.update_layout(xaxis={"title": "calls"}, yaxis={"title": None}, dragmode=False)
+    return fig
+
+
+def trace_tokens_figure(pt: pd.DataFrame, top: int = 40):
+    """Tokens per trace, stacked by kind, the `top` largest (traces with no tokens left out)."""
+    import plotly.graph_objects as go
+
+    total = pt[list(TOKEN_KINDS)].apply(pd.to_numeric, errors="coerce").fillna(0).sum(axis=1).astype(float)
+    sub = pt.assign(_total=total)[total > 0].nlargest(top, "_total")
+    labels = [f"{t[:28]}… ·{i[:4]}" if len(t) > 28 else f"{t} ·{i[:4]}" for t, i in zip(sub["title"], sub["id"])]
+    fig = go.Figure()
+    for k in TOKEN_KINDS:
+        fig.add_bar(y=labels, x=sub[k], name=TOKEN_LABELS[k], orientation="h", marker_color=TOKEN_COLORS[k],
+                    customdata=sub["id"], hovertemplate="%{y}<br>" + TOKEN_LABELS[k] + ": %{x:,}<extra></extra>")
+    fig.update_layout(barmode="stack")
+    _layout(fig, f"Tokens per trace ({len(sub)} with tokens)", "", height=max(240, 110 + 24 * len(sub)))
+    fig.update_layout(xaxis={"title": "tokens"}, yaxis={"title": None, "autorange": "reversed"}, dragmode=False)
+    return fig
+
+
+def model_cost_figure(pm: pd.DataFrame):
+    """Cost per model; models with no price show as "unpriced" instead of a zero bar."""
+    import plotly.graph_objects as go
+
+    text = [f"unpriced ({u} requests)" if pd.isna(c) else f"${c:,.4f}" + (f" + {u} unpriced" if u else "")
+            for c, u in zip(pm["cost"], pm["unpriced"])]
+    fig = go.Figure(go.Bar(y=pm["model"], x=pm["cost"].fillna(0), orientation="h", text=text,
+                           textposition="outside", cliponaxis=False, marker_color="#2ca02c", name="cost",
+                           hovertemplate="%{y}: %{text}<extra></extra>"))
+    _layout(fig, "Cost per model (USD)", "", height=max(240, 110 + 28 * len(pm)))
+    fig.update_layout(xaxis={"title": "USD"}, yaxis={"title": None, "autorange": "reversed"}, dragmode=False,
+                      showlegend=False)
+    return fig
+
+
+def selected_request(selection) -> str | None:
+    """The request id of the first selected point of a chart built here (Streamlit hands
+    `customdata` back as a value or a one-element list)."""
+    try:
+        points = selection["points"]
+    except (KeyError, TypeError):
+        points = getattr(selection, "points", None) or []
+    for p in points or ():
+        cd = p.get("customdata") if isinstance(p, dict) else None
+        if isinstance(cd, (list, tuple)):
+            cd = cd[0] if cd else None
+        if isinstance(cd, str) and cd:
+            return cd
+    return None
+
+
+# -- BenchmarkDataPoint scorecards ----------------------------------------------------------
+RUBRIC = ("format", "tool", "task", "minimal", "cost", "safety")
+TURN_SERIES = ("turnReward", "taskProgress", "informationGain", "formatCorrectness", "safetyScore")
+
+
+def _obj(v) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v) -> list:
+    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
+
+
+def is_scorecard(trace: dict) -> bool:
+    """A benchmark data point: scores with evaluation / execution / routing, no conversation."""
+    s = _obj(trace.get("scores"))
+    return bool(s) and any(k in s for k in ("evaluation", "execution", "routing")) and not trace.get("timeline") \
+        and not trace.get("requests")
+
+
+def scorecard(trace: dict) -> dict:
+    """The scorecard of a data point as frames and plain values (missing parts come back empty).
+
+    Keys: headline (dict), rubric (criterion, score), gates (name, passed, score, threshold,
+    mandatory), minimal_diff (metric, value), turns (turn, tool, and TURN_SERIES), routing
+    (dict), alternatives (agent, score, reason, chosen), tools_used (tool, calls, success_rate,
+    avg_latency_ms), caws (metric, value)."""
+    s = _obj(trace.get("scores"))
+    task, routing, ex, ev, rl = (_obj(s.get(k)) for k in ("task", "routing", "execution", "evaluation", "rl"))
+    caws = _obj(s.get("caws"))
+    rub = _obj(ev.get("rubricScores"))
+    rubric = pd.DataFrame([(k, _num(rub.get(k))) for k in (*RUBRIC, *(k for k in rub if k not in RUBRIC))
+                           if k in rub], columns=["criterion", "score"])
+    gates = pd.DataFrame([(str(g.get("name")), g.get("passed"), _num(g.get("score")), _num(g.get("threshold")),
+                           g.get("mandatory")) for g in _list(ev.get("qualityGates"))],
+                         columns=["name", "passed", "score", "threshold", "mandatory"])
+    minimal = pd.DataFrame(list(_obj(ev.get("minimalDiffMetrics")).items()), columns=["metric", "value"])
+    turns = pd.DataFrame([(t.get("turnNumber", k + 1), t.get("toolCalled"), *(_num(t.get(c)) for c in TURN_SERIES))
+                          for k, t in enumerate(_list(rl.get("turns")))],
+                         columns=["turn", "tool", *TURN_SERIES])
+    agent = _obj(routing.get("selectedAgent"))
+    alternatives = [(agent.get("id") or agent.get("name"), _num(routing.get("confidence")),
+                     routing.get("rationale") or "chosen", True)] if agent else []
+    alternatives += [(a.get("agentId"), _num(a.get("score")), a.get("reason"), False)
+                     for a in _list(routing.get("alternativesConsidered"))]
+    tools_used = pd.DataFrame([(t.get("toolName"), t.get("callCount"), _num(t.get("successRate")),
+                                _num(t.get("avgLatency"))) for t in _list(ex.get("toolsUsed"))],
+                              columns=["tool", "calls", "success_rate", "avg_latency_ms"])
+    hist = _obj(routing.get("historicalPerformance"))
+    return {
+        "headline": {"task": task.get("id"), "type": task.get("type"), "complexity": task.get("complexity"),
+                     "outcome": trace.get("outcome"), "overall_score": _num(ev.get("overallScore")),
+                     "passed_all_mandatory": ev.get("passedAllMandatory"), "final_outcome": rl.get("finalOutcome"),
+                     "total_reward": _num(rl.get("totalReward")), "latency_ms": _num(ex.get("latencyMs")),
+                     "tokens": _num(ex.get("tokensUsed")), "thinking_tokens": _num(ex.get("thinkingTokens")),
+                     "output_tokens": _num(ex.get("outputTokens")), "tool_calls": _num(ex.get("toolCallCount")),
+                     "tool_success_rate": _num(ex.get("toolCallSuccessRate")),
+                     "time_to_first_action_ms": _num(ex.get("timeToFirstAction")),
+                     "token_efficiency": _num(ex.get("tokenEfficiency")),
+                     "caws_compliant": ev.get("cawsCompliant"), "budget_compliant": ev.get("budgetCompliant")},
+        "rubric": rubric, "gates": gates, "minimal_diff": minimal, "turns": turns,
+        "routing": {"agent": agent.get("name") or agent.get("id"), "agent_id": agent.get("id"),
+                    "model_family": agent.get("modelFamily"), "strategy": routing.get("strategy"),
+                    "confidence": _num(routing.get("confidence")), "rationale": routing.get("rationale"),
+                    "history_success_rate": _num(hist.get("agentSuccessRate")),
+                    "history_quality": _num(hist.get("agentAvgQuality")), "history_tasks": hist.get("agentTaskCount")},
+        "alternatives": pd.DataFrame(alternatives, columns=["agent", "score", "reason", "chosen"]),
+        "tools_used": tools_used,
+        "caws": pd.DataFrame([(k, v) for k, v in _obj(caws.get("scores")).items()], columns=["metric", "value"]),
+    }
+
+
+def agent_stats(traces: list[dict]) -> pd.DataFrame:
+    """The format's agent statistics over the data points among `traces`."""
+    from parsers.formats.benchmark import agent_statistics
+
+    cols = ["agent_id", "agent_name", "task_type", "total_tasks", "successful_tasks", "success_rate",
+            "avg_quality", "avg_latency", "avg_tokens"]
+    return pd.DataFrame(agent_statistics([t for t in traces if is_scorecard(t)]), columns=cols)
+
+
+def rubric_figure(rubric: pd.DataFrame):
+    """Rubric scores (0-1) on a radar."""
+    import plotly.graph_objects as go
+
+    r = list(rubric["score"].fillna(0))
+    theta = list(rubric["criterion"])
+    fig = go.Figure(go.Scatterpolar(r=r + r[:1], theta=theta + theta[:1], fill="toself", name="rubric",
+                                    hovertemplate="%{theta}: %{r:.2f}<extra></extra>"))
+    fig.update_layout(polar={"radialaxis": {"range": [0, 1]}}, showlegend=False, height=300,
+                      margin={"l": 40, "r": 40, "t": 40, "b": 20}, title={"text": "Rubric scores", "x": 0})
+    return fig
+
+
+def gates_figure(gates: pd.DataFrame):
+    """Quality-gate scores as bars (green passed, red failed) with their thresholds."""
+    import plotly.graph_objects as go
+
+    labels = [f"{n}{' *' if m else ''}" for n, m in zip(gates["name"], gates["mandatory"])]
+    fig = go.Figure(go.Bar(x=labels, y=gates["score"], name="score",
+                           marker_color=["#2ca02c" if p else "#d62728" for p in gates["passed"]],
+                           hovertemplate="%{x}: %{y:.2f}<extra></extra>"))
+    for k, thr in enumerate(gates["threshold"]):  # a dashed line across each bar at its threshold
+        if thr is not None and not pd.isna(thr):
+            fig.add_shape(type="line", xref="x", yref="y", x0=k - 0.45, x1=k + 0.45, y0=thr, y1=thr,
+                          line={"color": "#222", "width": 2, "dash": "dash"})
+    fig.add_scatter(x=labels, y=gates["threshold"], mode="markers", name="threshold", marker={"opacity": 0},
+                    hovertemplate="threshold %{y:.2f}<extra></extra>")
+    top = max([1.0, *(v for v in gates["score"].tolist() + gates["threshold"].tolist() if v is not None and v == v)])
+    fig.update_layout(height=300, margin={"l": 10, "r": 10, "t": 40, "b": 30}, yaxis={"range": [0, top * 1.08]},
+                      title={"text": "Quality gates (* mandatory; dashed: threshold)", "x": 0}, showlegend=False)
+    return fig
+
+
+def turns_figure(turns: pd.DataFrame):
+    """Per-turn reward and progress (and the other turn labels) as lines."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for c in TURN_SERIES:
+        if turns[c].notna().any():
+            fig.add_scatter(x=turns["turn"], y=turns[c], mode="lines+markers", name=c,
+                            text=turns["tool"], hovertemplate="turn %{x} · %{text}<br>" + c + ": %{y:.2f}<extra></extra>",
+                            visible=True if c in ("turnReward", "taskProgress") else "legendonly")
+    fig.update_layout(height=300, margin={"l": 10, "r": 10, "t": 40, "b": 30}, xaxis={"title": "turn", "dtick": 1},
+                      title={"text": "Per-turn reward and progress", "x": 0})
+    return fig
+
+
+def alternatives_figure(alts: pd.DataFrame):
+    """Routing: the chosen agent's confidence beside the alternatives' scores."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Bar(x=alts["score"], y=alts["agent"].astype(str), orientation="h", text=alts["reason"],
+                           marker_color=["#1f77b4" if c else "#bbbbbb" for c in alts["chosen"]],
+                           hovertemplate="%{y}: %{x:.2f}<br>%{text}<extra></extra>"))
+    fig.update_layout(height=max(160, 80 + 30 * len(alts)), margin={"l": 10, "r": 10, "t": 40, "b": 30},
+                      xaxis={"range": [0, 1]}, yaxis={"autorange": "reversed"},
+                      title={"text": "Routing: chosen agent (confidence) and alternatives (score)", "x": 0})
+    return fig

@@ -1,0 +1,1 @@
+"""The runs a server holds: collections of cooked inputs."""

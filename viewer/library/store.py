@@ -1,0 +1,185 @@
+"""What the server holds: cooked collections, found again by trace id.
+
+A collection is what one action opened (a path given at start, a bundled sample, one batch
+of uploads), cooked once by `pipeline.cook_paths` / `pipeline.cook_uploads` into one document.
+Collections are keyed by a digest of their inputs, so opening the same bytes again (or
+re-running a page) never parses twice. Trace ids are the cook's own, so a URL naming a trace
+finds it here and nowhere else: nothing a URL says is ever read as a file path.
+
+Pure Python (no Streamlit): the app keeps one `Store` per server process.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from parsers import pipeline
+
+TRACE_ID_RE = re.compile(r"[0-9a-f]{16}\Z")
+
+# Uploads stay in memory until these bounds push the oldest out (paths and samples stay).
+MAX_UPLOAD_COLLECTIONS = 24
+MAX_UPLOAD_BYTES = 3 * 1024**3
+
+
+@dataclass
+class Collection:
+    key: str
+    label: str
+    origin: str  # "path" | "sample" | "upload"
+    doc: dict
+    summaries: list
+    size: int
+    cooked_in_s: float
+    messages: dict = field(default_factory=dict)
+    requests: dict = field(default_factory=dict)
+    traces: dict = field(default_factory=dict)
+    views: dict = field(default_factory=dict)  # memo of derived views (timeline items...)
+
+    def __post_init__(self):
+        self.messages = {m["id"]: m for m in self.doc["messages"]}
+        self.requests = {r["id"]: r for r in self.doc["requests"]}
+        self.traces = {t["id"]: t for t in self.doc["traces"]}
+
+    @property
+    def inputs(self) -> list[dict]:
+        return self.doc["inputs"]
+
+    def memo(self, key, make):
+        """A derived view computed once per collection (cooked documents never change)."""
+        try:
+            return self.views[key]
+        except KeyError:
+            value = self.views[key] = make()
+            return value
+
+
+def paths_key(paths: list[Path]) -> str:
+    """A cheap identity of files on disk: path, size and modification time of every file.
+
+    Re-running a page then costs a few `stat` calls; a changed file gets a new key."""
+    h = hashlib.sha256(b"paths\n")
+    for p in paths:
+        h.update(str(p).encode() + b"\n")
+        if p.is_dir():
+            for dirpath, dirnames, filenames in os.walk(p):
+                dirnames.sort()
+                for fn in sorted(filenames):
+                    _stat_line(h, Path(dirpath) / fn)
+        else:
+            _stat_line(h, p)
+    return h.hexdigest()
+
+
+def _stat_line(h, f: Path) -> None:
+    try:
+        st = f.stat()
+        h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    except OSError:
+        h.update(f"{f}\0missing\n".encode())
+
+
+def uploads_key(files: list[tuple[str, bytes]]) -> str:
+    h = hashlib.sha256(b"uploads\n")
+    for name, data in sorted(files, key=lambda f: f[0]):
+        h.update(name.encode() + b"\0" + str(len(data)).encode() + b"\0")
+        h.update(hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+class Store:
+    def __init__(self):
+        self._lock = threading.RLock()
+        self._cooking: dict[str, threading.Lock] = {}
+        self.collections: OrderedDict[str, Collection] = OrderedDict()
+        self._by_trace: dict[str, str] = {}
+
+    # -- loading ---------------------------------------------------------------------
+    def add_paths(self, paths, *, origin: str = "path", label: str | None = None) -> Collection:
+        paths = [Path(p).resolve() for p in paths]
+        key = paths_key(paths)
+        label = label or ", ".join(p.name or str(p) for p in paths)
+        return self._get_or_cook(key, lambda: pipeline.cook_paths(paths), label, origin,
+                                 sum(_size(p) for p in paths))
+
+    def add_uploads(self, files: list[tuple[str, bytes]], *, label: str | None = None) -> Collection:
+        key = uploads_key(files)
+        if label is None:
+            names = sorted(n for n, _ in files)
+            label = names[0] + (f" and {len(names) - 1} more" if len(names) > 1 else "") if names else "upload"
+        col = self._get_or_cook(key, lambda: pipeline.cook_uploads(files), label, "upload",
+                                sum(len(d) for _, d in files))
+        self._evict_uploads()
+        return col
+
+    def _get_or_cook(self, key, cook, label, origin, size) -> Collection:
+        with self._lock:
+            if key in self.collections:
+                self.collections.move_to_end(key)
+                return self.collections[key]
+            gate = self._cooking.setdefault(key, threading.Lock())
+        with gate:  # two sessions opening the same input cook it once
+            with self._lock:
+                if key in self.collections:
+                    return self.collections[key]
+            t0 = time.perf_counter()
+            doc, summaries = cook()
+            col = Collection(key, label, origin, doc, summaries, size, time.perf_counter() - t0)
+            with self._lock:
+                self.collections[key] = col
+                for tid in col.traces:
+                    self._by_trace[tid] = key
+                self._cooking.pop(key, None)
+            return col
+
+    def _evict_uploads(self) -> None:
+        with self._lock:
+            ups = [c for c in self.collections.values() if c.origin == "upload"]
+            total = sum(c.size for c in ups)
+            while ups and (len(ups) > MAX_UPLOAD_COLLECTIONS or total > MAX_UPLOAD_BYTES):
+                old = ups.pop(0)
+                total -= old.size
+                self._drop(old.key)
+
+    def _drop(self, key: str) -> None:
+        col = self.collections.pop(key, None)
+        if col is None:
+            return
+        for tid in col.traces:
+            if self._by_trace.get(tid) == key:
+                del self._by_trace[tid]
+                # The same trace may also be held by another collection.
+                for other in self.collections.values():
+                    if tid in other.traces:
+                        self._by_trace[tid] = other.key
+                        break
+
+    # -- lookup ----------------------------------------------------------------------
+    def get(self, key: str) -> Collection | None:
+        return self.collections.get(key)
+
+    def find_trace(self, trace_id) -> tuple[Collection, dict] | None:
+        """The collection and trace for an id; None for anything not loaded (or not an id)."""
+        if not isinstance(trace_id, str) or not TRACE_ID_RE.match(trace_id):
+            return None
+        with self._lock:
+            key = self._by_trace.get(trace_id)
+            col = self.collections.get(key) if key else None
+        if col is None:
+            return None
+        return col, col.traces[trace_id]
+
+
+def _size(p: Path) -> int:
+    try:
+        if p.is_dir():
+            return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+        return p.stat().st_size
+    except OSError:
+        return 0

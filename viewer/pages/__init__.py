@@ -1,0 +1,1 @@
+"""Streamlit pages, their session state and navigation."""

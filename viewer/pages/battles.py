@@ -1,0 +1,49 @@
+"""Battles: every arena battle in the loaded logs (session, models, vote, rounds, date);
+selecting one opens it side by side on the compare page."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from viewer.analysis import compare as cd
+from viewer.pages import nav
+from viewer.pages import state
+
+
+def page() -> None:
+    st.title("Battles")
+    rows = []
+    for c in state.loaded():
+        traces = c.traces
+        for g in cd.battles(c.doc.get("groups")):
+            rows.append(cd.battle_row(g, traces))
+    if not rows:
+        st.info("No arena battle is loaded. Open SWE Arena logs (a `logs/` folder or a zip of it) to see "
+                "battles, their votes and sandbox runs.", icon=":material/info:")
+        nav.link("open", "Open traces", icon=":material/folder_open:")
+        return
+    df = pd.DataFrame(rows).drop_duplicates("battle").sort_values(["date", "battle"], kind="stable")
+    f1, f2 = st.columns([3, 2])
+    text = f1.text_input("Filter", placeholder="model, session, prompt…", key="tv_battles_text")
+    votes = f2.multiselect("Vote", ["left", "right", "tie", "both bad", "no vote"], key="tv_battles_vote")
+    view = df
+    if text:
+        hay = df[["battle", "left model", "right model", "first prompt", "mode"]].fillna("").astype(str).agg(
+            " ".join, axis=1).str.lower()
+        view = view[hay.str.contains(text.lower(), regex=False)]
+    if votes:
+        keys = {"left": "left is better", "right": "right is better", "tie": "tie", "both bad": "both are bad",
+                "no vote": "no vote"}
+        view = view[view["vote"].apply(lambda v: any(keys[k] in v for k in votes))]
+    voted = int((df["vote"] != "no vote").sum())
+    st.caption(f"{len(df)} battle{'s' * (len(df) != 1)}, {voted} with a vote. Select a row to open the battle "
+               "side by side.")
+    ev = st.dataframe(view, key="tv_battles", hide_index=True, on_select="rerun", selection_mode="single-row",
+                      column_order=["date", "left model", "right model", "vote", "rounds", "first prompt", "mode",
+                                    "battle"],
+                      column_config={"first prompt": st.column_config.TextColumn("First prompt", width="medium"),
+                                     "battle": st.column_config.TextColumn("Session")})
+    sel = ev.selection.rows if ev is not None else []
+    if sel:
+        nav.go("compare", battle=view.iloc[sel[0]]["battle"])
+    nav.link("leaderboard", "Leaderboard from these votes", icon=":material/leaderboard:")

@@ -1,0 +1,254 @@
+"""Compare: two traces side by side, read in step; an arena battle with its vote and sandbox runs.
+
+URL: `?a=TRACE&b=TRACE` (or `?trace=TRACE` to pick the other side), `?battle=ID` for a battle,
+`p` the page of aligned rows. Rows come from `viewer.compare_data.align`: each row is a left
+cell and a right cell, either of which may be a gap, so paging moves both sides together.
+All trace text is drawn by `viewer.render` (through `compare_data.rows_html`).
+"""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from viewer.analysis import compare as cd
+from viewer.render import fmt
+from viewer.pages import nav
+from viewer.pages import state
+
+PAGE_SIZES = (20, 50, 100)
+MAX_CHARS = 2500
+
+
+def page() -> None:
+    qp = st.query_params
+    bid = qp.get("battle")
+    battle = None
+    if bid:
+        battle = _find_battle(bid)
+        if battle is None:
+            st.title("Compare")
+            st.warning("This battle is not among the loaded arena logs. Open them again to see it.",
+                       icon=":material/link_off:")
+            nav.link("battles", "All loaded battles", icon=":material/sports_kabaddi:")
+            return
+        a_id, b_id = (list(battle.get("sides") or []) + [None, None])[:2]
+    else:
+        a_id = qp.get("a") or qp.get("trace") or state.current_trace_id()
+        b_id = qp.get("b")
+    left = state.find_trace(a_id) if a_id else None
+    right = state.find_trace(b_id) if b_id else None
+
+    if battle is not None:
+        _battle_header(battle, left, right)
+    else:
+        st.title("Compare")
+        _pickers(left, right)
+    if left is None or right is None:
+        if battle is not None:
+            st.warning("One side of this battle has no conversation in the loaded logs.", icon=":material/warning:")
+        return
+    state.remember(left[1]["id"], left[0])
+    _comparison(left, right, battle)
+
+
+# -- choosing the two sides ----------------------------------------------------------------------
+def _all_traces() -> list[dict]:
+    seen, out = set(), []
+    for c in state.loaded():
+        for t in c.doc["traces"]:
+            if t["id"] not in seen:
+                seen.add(t["id"])
+                out.append(t)
+    return out
+
+
+def _set_sides(a: str | None, b: str | None) -> None:
+    qp = st.query_params
+    for k in ("battle", "trace", "p"):
+        qp.pop(k, None)
+    if a:
+        qp["a"] = a
+    else:
+        qp.pop("a", None)
+    if b:
+        qp["b"] = b
+    else:
+        qp.pop("b", None)
+
+
+def _on_pick(which: str) -> None:
+    ss = st.session_state
+    a = ss.get("tv_cmp_a") if which == "a" else st.query_params.get("a") or st.query_params.get("trace")
+    b = ss.get("tv_cmp_b") if which == "b" else st.query_params.get("b")
+    if which == "a" and b == a:
+        b = None
+    _set_sides(a, b)
+
+
+def _pickers(left, right) -> None:
+    traces = _all_traces()
+    if len(traces) < 2:
+        st.info("Open at least two traces to compare them.", icon=":material/info:")
+        nav.link("open", "Open traces", icon=":material/folder_open:")
+        return
+    by_id = {t["id"]: t for t in traces}
+    a_id = left[1]["id"] if left else None
+    b_id = right[1]["id"] if right else None
+    c1, c2 = st.columns(2)
+    st.session_state["tv_cmp_a"] = a_id if a_id in by_id else None
+    c1.selectbox("Left", list(by_id), index=None,
+                 format_func=lambda t: cd.trace_label(by_id[t]), key="tv_cmp_a", on_change=_on_pick, args=("a",),
+                 placeholder="choose a trace")
+    if a_id:
+        cands = cd.compare_candidates(traces, a_id)
+        task = by_id[a_id].get("task")
+        same = {t["id"] for t in cands if task is not None and t.get("task") == task}
+        ids = [t["id"] for t in cands]
+        st.session_state["tv_cmp_b"] = b_id if b_id in ids else None
+        c2.selectbox("Compare with…", ids, index=None,
+                     format_func=lambda t: ("same task · " if t in same else "") + cd.trace_label(by_id[t]),
+                     key="tv_cmp_b", on_change=_on_pick, args=("b",),
+                     placeholder=f"{len(same)} trace{'s' * (len(same) != 1)} on the same task first" if same
+                     else "choose the other trace")
+    if left is None or right is None:
+        _runs_picker(traces)
+
+
+def _runs_picker(traces: list[dict]) -> None:
+    st.caption("Or select two runs in the table.")
+    df = pd.DataFrame([{"id": t["id"], "title": t.get("title") or t["id"], "task": t.get("task"),
+                        "model": ", ".join(t.get("models") or []) or None, "outcome": t.get("outcome"),
+                        "format": t.get("format"), "tool calls": (t.get("totals") or {}).get("tool_calls"),
+                        "cost": (t.get("totals") or {}).get("cost")} for t in traces])
+    ev = st.dataframe(df, key="tv_cmp_runs", hide_index=True, on_select="rerun", selection_mode="multi-row",
+                      column_order=["title", "task", "model", "outcome", "format", "tool calls", "cost"],
+                      column_config={"title": st.column_config.TextColumn("Title", width="large"),
+                                     "cost": st.column_config.NumberColumn("Cost", format="dollar")})
+    rows = ev.selection.rows if ev is not None else []
+    if len(rows) >= 2:
+        _set_sides(df.iloc[rows[0]]["id"], df.iloc[rows[1]]["id"])
+        st.rerun()
+
+
+# -- battles ---------------------------------------------------------------------------------------
+def _find_battle(bid: str) -> dict | None:
+    for c in state.loaded():
+        for g in cd.battles(c.doc.get("groups")):
+            if str(g.get("id")) == bid:
+                return g
+    return None
+
+
+def _battle_header(battle: dict, left, right) -> None:
+    models = list(battle.get("models") or []) + [None, None]
+    st.title("Battle")
+    mode = battle.get("chat_mode")
+    st.caption(" · ".join(fmt.md_text(x, 120) for x in (
+        f"session {battle.get('id')}", mode, "anonymous" if battle.get("anony") else "models shown",
+        f"{battle.get('rounds')} round{'s' * (battle.get('rounds') != 1)}" if battle.get("rounds") else None) if x))
+    c1, c2 = st.columns(2)
+    c1.markdown(f"**Left:** {fmt.md_text(models[0] or 'unnamed model', 120)}")
+    c2.markdown(f"**Right:** {fmt.md_text(models[1] or 'unnamed model', 120)}")
+    votes = [v for v in battle.get("votes") or () if isinstance(v, dict)]
+    if not votes:
+        st.info("No vote was cast in this battle.", icon=":material/how_to_vote:")
+    for v in votes:
+        st.success(f"**Vote:** {fmt.md_text(cd.vote_text(v, battle.get('models')), 200)} · "
+                   f"{fmt.md_text(cd.vote_time(v))}", icon=":material/how_to_vote:")
+    nav.link("battles", "All battles", icon=":material/sports_kabaddi:")
+
+
+# -- the comparison --------------------------------------------------------------------------------
+def _comparison(left, right, battle: dict | None) -> None:
+    (lcol, ltrace), (rcol, rtrace) = left, right
+    a = cd.Side(ltrace, lcol.messages, lcol.requests)
+    b = cd.Side(rtrace, rcol.messages, rcol.requests)
+
+    # Numbers per side --------------------------------------------------------------------------
+    stats = cd.stats_table(cd.side_stats(a), cd.side_stats(b))
+    st.dataframe(pd.DataFrame(stats), hide_index=True, width="stretch", height="content",
+                 column_config={"what": st.column_config.TextColumn(""),
+                                "left": st.column_config.TextColumn("Left"),
+                                "right": st.column_config.TextColumn("Right"),
+                                "difference": st.column_config.TextColumn("Difference (right − left)")})
+    l1, l2, l3, _ = st.columns([2, 2, 2, 4])
+    with l1:
+        nav.link("timeline", "Read the left trace", trace=ltrace["id"], icon=":material/forum:")
+    with l2:
+        nav.link("timeline", "Read the right trace", trace=rtrace["id"], icon=":material/forum:")
+    if battle is None:
+        with l3:
+            nav.link("compare", "Swap sides", a=rtrace["id"], b=ltrace["id"], icon=":material/swap_horiz:")
+
+    # Patches -------------------------------------------------------------------------------------
+    diff_html = cd.patch_diff_html(ltrace, rtrace)
+    if diff_html is not None:
+        st.subheader("Patches")
+        same = cd.patch_text(ltrace) == cd.patch_text(rtrace)
+        st.caption("The two patches are identical." if same else
+                   "The left patch diffed against the right one: lines starting `-` are only in the left "
+                   "patch, `+` only in the right.")
+        if not same:
+            st.html(state.themed(diff_html))
+
+    # Aligned rows ----------------------------------------------------------------------------------
+    key = ("compare", ltrace["id"], rtrace["id"])
+    rows = lcol.memo(key, lambda: cd.align_sides(a, b)) if lcol is rcol else cd.align_sides(a, b)
+    counts = cd.row_counts(rows)
+    st.subheader("In step")
+    st.caption(f"{len(rows)} rows: {counts[cd.SAME]} the same, {counts[cd.SIMILAR]} similar, "
+               f"{counts[cd.DIFFERS]} different, {counts[cd.LEFT_ONLY]} only on the left, "
+               f"{counts[cd.RIGHT_ONLY]} only on the right. Tool steps are aligned on their name and "
+               "arguments; a step only one side took faces a gap.")
+    f1, f2, f3 = st.columns([2, 3, 1.2], vertical_alignment="bottom")
+    only_diff = f1.toggle("Only differences", key="tv_cmp_only_diff", on_change=_on_first_page)
+    query = f2.text_input("Highlight", key="tv_cmp_find", placeholder="text to mark on both sides")
+    page_size = f3.selectbox("Rows per page", PAGE_SIZES, index=0, key="tv_cmp_page_size", on_change=_on_first_page)
+    shown = [(n, r) for n, r in enumerate(rows) if not (only_diff and r.status == cd.SAME)]
+    n_pages = cd.page_count(len(shown), page_size)
+    pg = min(max(_int(st.query_params.get("p")) or 1, 1), n_pages)
+    st.session_state["tv_cmp_page"] = pg
+    if n_pages > 1:
+        st.pagination(n_pages, key="tv_cmp_page", on_change=_on_page, max_visible_pages=9)
+    chunk = shown[(pg - 1) * page_size: pg * page_size]
+    if not chunk:
+        st.info("The two traces take the same steps." if rows else "Neither trace has any message.")
+        return
+    st.caption(f"Rows {chunk[0][0] + 1}–{chunk[-1][0] + 1} of {len(rows)}")
+    st.html(f"<style>{cd.COMPARE_CSS}</style>")
+    body = cd.rows_html([r for _, r in chunk], left_title=_side_title("Left", ltrace, battle, 0),
+                        right_title=_side_title("Right", rtrace, battle, 1), max_chars=MAX_CHARS,
+                        query=query or None, numbers=[n + 1 for n, _ in chunk])
+    st.html(state.themed(body))
+    if n_pages > 1:
+        b1, b2, _ = st.columns([1, 1, 6])
+        b1.button("Previous rows", key="tv_cmp_prev", on_click=_on_step, args=(-1, n_pages), disabled=pg <= 1,
+                  icon=":material/chevron_left:")
+        b2.button("Next rows", key="tv_cmp_next", on_click=_on_step, args=(1, n_pages), disabled=pg >= n_pages,
+                  icon=":material/chevron_right:")
+
+
+def _side_title(label: str, trace: dict, battle: dict | None, i: int) -> str:
+    models = list((battle or {}).get("models") or trace.get("models") or [])
+    model = models[i] if battle is not None and len(models) > i else ", ".join(trace.get("models") or [])
+    return f"{label} · {model or 'unknown model'}"
+
+
+def _int(v) -> int | None:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _on_first_page() -> None:
+    st.query_params.pop("p", None)
+
+
+def _on_page() -> None:
+    st.query_params["p"] = str(int(st.session_state.get("tv_cmp_page") or 1))
+
+
+def _on_step(delta: int, n_pages: int) -> None:
+    cur = _int(st.query_params.get("p")) or 1
+    st.query_params["p"] = str(min(max(cur + delta, 1), n_pages))

@@ -1,0 +1,272 @@
+"""Metrics: tokens, context, cost, latency and tool use of one trace; or, without `trace`,
+tokens, cost and outcomes across every loaded trace.
+
+URL: `?trace=TRACE` for one trace, nothing for the aggregate. Frames and figures come from
+`viewer.metrics_data`; a click on a point of a per-request chart opens that request on the
+Requests page (`/requests?trace=..&request=..`). BenchmarkDataPoint records (no conversation,
+only scores) get a scorecard instead.
+"""
+from __future__ import annotations
+
+import functools
+from collections import ChainMap
+
+import streamlit as st
+
+from viewer.render import fmt
+
+from viewer.pages import nav
+
+from viewer.pages import state
+from viewer.analysis import metrics as md
+
+CHART = {"displayModeBar": False}
+TOP_TRACES = 40  # bars per chart in the aggregate view
+
+
+def page() -> None:
+    tid = st.query_params.get("trace")
+    target = st.session_state.pop("tv_m_goto", None)
+    if tid and target:  # a point of a per-request chart was clicked
+        nav.go("requests", trace=tid, request=target)
+    if not tid:
+        _aggregate()
+        return
+    found = state.find_trace(tid)
+    if found is None:
+        st.title("Metrics")
+        st.warning("This trace is no longer loaded on the server. Open it again to see its metrics.",
+                   icon=":material/link_off:")
+        nav.link("metrics", "Metrics of every loaded trace", icon=":material/monitoring:")
+        return
+    col, trace = found
+    state.remember(tid, col)
+    _header(trace)
+    if md.is_scorecard(trace):
+        _scorecard(trace)
+        return
+    _trace(col, trace)
+
+
+def _header(trace: dict) -> None:
+    st.subheader(fmt.md_text(trace.get("title") or trace["id"], 200))
+    bits = [trace.get("format"), ", ".join(trace.get("models") or []) or None, trace.get("source"),
+            fmt.when(trace.get("started_at")) if trace.get("started_at") else None]
+    st.caption(" · ".join(fmt.md_text(b, 160) for b in bits if b))
+    links = st.columns([1, 1, 1.6, 4.4])
+    with links[0]:
+        nav.link("timeline", "Timeline", trace=trace["id"], icon=":material/forum:")
+    with links[1]:
+        if trace.get("requests"):
+            nav.link("requests", "Requests", trace=trace["id"], icon=":material/account_tree:")
+    with links[2]:
+        st.page_link(nav.page("metrics"), label="All loaded traces", icon=":material/monitoring:")
+
+
+# -- one trace --------------------------------------------------------------------------------
+def _trace(col, trace: dict) -> None:
+    tid = trace["id"]
+    df = col.memo(("metrics_requests", tid), lambda: md.per_request(trace, col.requests, col.messages))
+    tot = col.memo(("metrics_totals", tid), lambda: md.totals(trace, col.requests, col.messages))
+    tools = col.memo(("metrics_tools", tid), lambda: md.tool_usage(trace, col.requests, col.messages))
+    _totals(trace, tot)
+    _pricing(trace, col, tot)
+    if df.empty:
+        st.info("This trace holds no model requests.", icon=":material/info:")
+        return
+    st.caption("Click a point or bar of a per-request chart to open that request.")
+    left, right = st.columns(2)
+    with left:
+        _chart(md.tokens_figure(df), "tokens")
+        _chart(md.cost_figure(df), "cost")
+        _chart(md.gaps_figure(df), "gaps")
+    with right:
+        _chart(md.context_figure(df), "context")
+        _chart(md.latency_figure(df), "latency")
+        if tools.empty:
+            st.caption("No tool calls.")
+        else:
+            st.plotly_chart(md.tools_figure(tools), key="tv_m_tools", config=CHART)
+            st.dataframe(tools, hide_index=True, height=min(38 + 35 * len(tools), 300),
+                         column_config={"no_result": st.column_config.NumberColumn(
+                             "no result", help="calls whose result is not in the trace")})
+
+
+def _totals(trace: dict, tot: dict) -> None:
+    m = st.columns(4) + st.columns(4)
+    m[0].metric("Requests", f"{tot['requests']:,}",
+                help=f"{tot['failed_requests']} failed" if tot["failed_requests"] else None)
+    m[1].metric("Messages", f"{tot['messages']:,}",
+                help=" · ".join(f"{r} {n:,}" for r, n in tot["messages_by_role"].items()) or None)
+    toks = tot["tokens"]
+    m[2].metric("Tokens", fmt.tokens(sum(toks[k] for k in md.TOKEN_KINDS)),
+                help=" · ".join(f"{md.TOKEN_LABELS[k]} {toks[k]:,}" for k in md.USAGE_KINDS))
+    unpriced = tot["unpriced_requests"]
+    cost = fmt.cost(tot["cost"]) if tot["cost"] is not None else "unpriced"
+    m[3].metric("Cost", cost + (" +" if unpriced and tot["cost"] is not None else ""),
+                help=(f"{unpriced} of {tot['requests']} requests could not be priced and are not in this "
+                      "total" if unpriced else "every request priced"))
+    m[4].metric("Duration", fmt.duration(tot["duration_ms"]))
+    m[5].metric("Tool calls", f"{tot['tool_calls']:,}",
+                help="every call the model made, on any branch, counted once"
+                     + (f"; {tot['tool_errors']} failed" if tot["tool_errors"] else ""))
+    m[6].metric("Error rate", f"{tot['error_rate']:.1%}" if tot["error_rate"] is not None else "—",
+                help="failed requests and failed tool calls over requests and tool calls")
+    m[7].metric("First tool call", fmt.duration(tot["time_to_first_tool_call_ms"]),
+                help="from the trace's start to the end of the first request that called a tool")
+    roles = " · ".join(f"{r.replace('_', ' ')} {n:,}" for r, n in tot["messages_by_role"].items())
+    kinds = " · ".join(f"{md.TOKEN_LABELS[k]} {toks[k]:,}" for k in md.USAGE_KINDS if toks[k])
+    st.caption(f"Messages by role: {roles or 'none'}  \nTokens: {kinds or 'none recorded'}"
+               + (f"  \nLargest context: {tot['context_max']:,} tokens" if tot["context_max"] else ""))
+    if unpriced:
+        st.caption(f":orange[{unpriced} of {tot['requests']} requests are unpriced] (no price known for "
+                   f"{fmt.md_text(', '.join((trace.get('pricing') or {}).get('unpriced_models') or []) or 'their model', 200)}); "
+                   "they are marked on the cost chart and left out of the total, never guessed.")
+
+
+def _pricing(trace: dict, col, tot: dict) -> None:
+    pricing = trace.get("pricing") or {}
+    rows = md.pricing_rows(trace, col.requests)
+    src = pricing.get("source") or "no price list matched"
+    with st.expander(f"Pricing · {fmt.md_text(src, 80)}", expanded=bool(tot["unpriced_requests"])):
+        st.caption("Costs are computed per request at the model's price when the request was made (cache "
+                   "reads and writes at the provider's cache rates); a cost stated by the trace is kept "
+                   "as stated. Models with no known price stay unpriced.")
+        st.dataframe(rows, hide_index=True, column_config={
+            "cost": st.column_config.NumberColumn("cost", format="$%.4f")})
+
+
+def _chart(fig, name: str) -> None:
+    key = f"tv_m_{name}"
+    st.plotly_chart(fig, key=key, on_select=functools.partial(_on_point, key), selection_mode="points",
+                    config=CHART)
+
+
+def _on_point(key: str) -> None:
+    value = st.session_state.get(key)
+    rid = md.selected_request(value.get("selection") if value is not None else None)
+    if rid:
+        st.session_state["tv_m_goto"] = rid
+
+
+# -- BenchmarkDataPoint scorecard -----------------------------------------------------------
+def _scorecard(trace: dict) -> None:
+    sc = md.scorecard(trace)
+    h = sc["headline"]
+    m = st.columns(7)
+    m[0].metric("Outcome", fmt.md_text(h["outcome"] or "unknown", 30))
+    m[1].metric("Overall score", _score(h["overall_score"]))
+    m[2].metric("Mandatory gates", {True: "all passed", False: "failed"}.get(h["passed_all_mandatory"], "—"))
+    m[3].metric("Total reward", _score(h["total_reward"]))
+    m[4].metric("Latency", fmt.duration(h["latency_ms"]))
+    m[5].metric("Tokens", fmt.tokens(h["tokens"]),
+                help=f"thinking {h['thinking_tokens']} · output {h['output_tokens']}")
+    m[6].metric("Tool calls", "—" if h["tool_calls"] is None else f"{h['tool_calls']:g}",
+                help=f"success rate {_score(h['tool_success_rate'])} · first action after "
+                     f"{fmt.duration(h['time_to_first_action_ms'])}")
+    bits = [h["task"], h["type"], h["complexity"]]
+    st.caption("Task: " + " · ".join(fmt.md_text(b, 80) for b in bits if b)
+               + f" · CAWS compliant: {_yes(h['caws_compliant'])} · budget compliant: {_yes(h['budget_compliant'])}")
+    left, right = st.columns(2)
+    with left:
+        if not sc["rubric"].empty:
+            st.plotly_chart(md.rubric_figure(sc["rubric"]), key="tv_sc_rubric", config=CHART)
+        if not sc["turns"].empty:
+            st.plotly_chart(md.turns_figure(sc["turns"]), key="tv_sc_turns", config=CHART)
+        if not sc["minimal_diff"].empty:
+            st.markdown("**Minimal-diff metrics**")
+            st.dataframe(sc["minimal_diff"], hide_index=True)
+    with right:
+        if not sc["gates"].empty:
+            st.plotly_chart(md.gates_figure(sc["gates"]), key="tv_sc_gates", config=CHART)
+            st.dataframe(sc["gates"], hide_index=True)
+        r = sc["routing"]
+        if r["agent"]:
+            st.markdown(f"**Routing** · {fmt.md_text(r['agent'], 80)} ({fmt.md_text(r['model_family'] or '?', 40)}) "
+                        f"by {fmt.md_text(r['strategy'] or '?', 40)}, confidence {_score(r['confidence'])}")
+            if r["rationale"]:
+                st.caption(fmt.md_text(r["rationale"], 400))
+            if r["history_tasks"] is not None:
+                st.caption(f"History at routing time: success rate {_score(r['history_success_rate'])}, "
+                           f"quality {_score(r['history_quality'])}, {fmt.md_text(r['history_tasks'], 20)} tasks")
+            if not sc["alternatives"].empty:
+                st.plotly_chart(md.alternatives_figure(sc["alternatives"]), key="tv_sc_alts", config=CHART)
+        if not sc["tools_used"].empty:
+            st.markdown("**Tools used**")
+            st.dataframe(sc["tools_used"], hide_index=True)
+        if not sc["caws"].empty:
+            st.markdown("**CAWS scores**")
+            st.dataframe(sc["caws"], hide_index=True)
+
+
+def _score(v) -> str:
+    return "—" if v is None else f"{v:.2f}"
+
+
+def _yes(v) -> str:
+    return {True: "yes", False: "no"}.get(v, "—")
+
+
+# -- across every loaded trace ------------------------------------------------------------------
+def _aggregate() -> None:
+    st.title("Metrics")
+    cols = state.loaded()
+    seen, traces = set(), []
+    for c in cols:
+        for t in c.doc["traces"]:
+            if t["id"] not in seen:
+                seen.add(t["id"])
+                traces.append(t)
+    if not traces:
+        st.info("Nothing is open yet.", icon=":material/info:")
+        nav.link("open", "Open traces", icon=":material/folder_open:")
+        return
+    requests = ChainMap(*(c.requests for c in cols))
+    pt = md.per_trace(traces)
+    pm = md.per_model(traces, requests)
+    outcomes = md.outcomes(traces)
+    priced = pt["cost"].notna()
+    m = st.columns(5)
+    m[0].metric("Traces", f"{len(pt):,}")
+    m[1].metric("Requests", f"{int(pt['requests'].sum()):,}")
+    m[2].metric("Tokens", fmt.tokens(int(pt[list(md.TOKEN_KINDS)].sum().sum())))
+    unpriced = int(pt["unpriced"].sum())
+    m[3].metric("Cost", fmt.cost(float(pt.loc[priced, "cost"].sum())) if priced.any() else "unpriced",
+                help=f"{unpriced:,} requests unpriced (not in the total)" if unpriced else "every request priced")
+    known = sum(n for k, n in outcomes.items() if k != "unknown")
+    m[4].metric("Succeeded", f"{outcomes.get('success', 0)} of {known}" if known else "—",
+                help="traces with a known outcome; " + ", ".join(f"{n} {k}" for k, n in outcomes.items()))
+    st.caption("Select a trace in the table to see its metrics.")
+    shown = pt.assign(tokens=pt[list(md.TOKEN_KINDS)].sum(axis=1))
+    event = st.dataframe(shown, key="tv_m_traces", hide_index=True, on_select="rerun", selection_mode="single-row",
+                 column_order=["title", "format", "model", "outcome", "requests", "tokens", "cost", "unpriced",
+                               "errors"],
+                 column_config={"title": st.column_config.TextColumn("title", width="large"),
+                                "tokens": st.column_config.NumberColumn("tokens", format="compact"),
+                                "cost": st.column_config.NumberColumn("cost", format="$%.4f")},
+                 height=min(38 + 35 * len(shown), 400))
+    picked = event.selection.rows if event is not None else []
+    if picked:
+        nav.go("metrics", trace=shown.iloc[picked[0]]["id"])
+    if len(pt) > 1 and int(pt["requests"].sum()):
+        left, right = st.columns(2)
+        with left:
+            st.plotly_chart(md.trace_tokens_figure(pt, TOP_TRACES), key="tv_m_agg_traces", config=CHART)
+        with right:
+            st.plotly_chart(md.model_cost_figure(pm), key="tv_m_agg_models", config=CHART)
+    st.markdown("**Per model**")
+    compact = {k: st.column_config.NumberColumn(md.TOKEN_LABELS[k], format="compact") for k in md.TOKEN_KINDS}
+    st.dataframe(pm, hide_index=True, column_config={
+        **compact, "cost": st.column_config.NumberColumn("cost", format="$%.4f"),
+        "unpriced": st.column_config.NumberColumn("unpriced", help="requests with no known price")})
+    res = md.resolved_by_model(traces)
+    if (res["traces"] > res["unknown"]).any():
+        st.markdown("**Outcomes per model**")
+        st.dataframe(res, hide_index=True, column_config={
+            "resolved_rate": st.column_config.NumberColumn("resolved rate", format="percent",
+                                                           help="successes over traces with a known outcome")})
+    stats = md.agent_stats(traces)
+    if not stats.empty:
+        st.markdown("**Agent statistics** (BenchmarkDataPoint records)")
+        st.dataframe(stats, hide_index=True, column_config={
+            "success_rate": st.column_config.NumberColumn("success rate", format="percent")})

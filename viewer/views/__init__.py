@@ -1,1 +1,0 @@
-"""The app's pages, one module each (registered in viewer.nav.PAGES)."""
