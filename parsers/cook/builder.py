@@ -152,7 +152,7 @@ class DocumentBuilder:
             "outcome_detail": parsed.outcome_detail,
             "totals": None, "requests": [], "timeline": timeline, "_reqs": reqs,
             "problems": problems, "tools": self.intern_tools(parsed.tools),
-            "artifacts": parsed.artifacts, "scores": parsed.scores, "meta": parsed.meta,
+            "artifacts": scrub(parsed.artifacts), "scores": parsed.scores, "meta": scrub(parsed.meta),
         }
         _fill_times(trace, reqs)
         trace["totals"] = self._totals(trace, reqs, parsed)

@@ -147,6 +147,21 @@ def test_sandbox_rounds_sort_numerically_and_subfolders_are_searched(tmp_path):
     assert [a["output"] for a in trace["artifacts"]] == ["1", "2", "10"]
 
 
+def test_api_keys_in_sandbox_runs_and_messages_are_masked(tmp_path):
+    key = "sk-proj-" + "A1b2C3d4" * 5
+    day = tmp_path / "logs" / "2025_02_01"
+    _jsonl(day / "conv_logs" / "direct" / "conv-log-c1.json", [_rec("c1", mode="direct", session="c1")])
+    p = day / "sandbox_logs" / "sandbox-logs-c1-1-1.json"
+    p.parent.mkdir(parents=True)
+    p.write_text(json.dumps({"sandbox_state": {"code_to_execute": f"client = OpenAI(api_key='{key}')",
+                                               "sandbox_output": f"Authorization: Bearer {key}"},
+                             "user_interaction_records": []}))
+    doc = _cook([tmp_path])
+    (art,) = doc["traces"][0]["artifacts"]
+    assert key not in orjson.dumps(doc).decode()
+    assert "[redacted]" in art["code"] and "[redacted]" in art["output"]
+
+
 def test_sandbox_log_alone_is_declined_with_a_reason():
     p = next(DAY.glob("sandbox_logs/*.json"))
     src = next(expand([p], []))
