@@ -19,7 +19,7 @@ from parsers.cook.builder import DocumentBuilder
 from parsers.cook.schema import cooked_errors
 from parsers.io.records import looks_binary
 from parsers.io.source import Source, expand, expand_uploads, from_path
-from parsers.model import Problem, UnsupportedFormatError, WorkflowFormatError
+from parsers.model import Problem, UnsupportedFormatError, WorkflowFormatError, internal_error
 from parsers.registry import CompanionFile, detect, formats, get
 
 __all__ = ["cook_paths", "cook_uploads", "cook_sources", "InputSummary", "validate_file", "convert_file"]
@@ -97,6 +97,7 @@ def _result(future, src: Source) -> str:
 def _cook_one(builder: DocumentBuilder, src: Source, forced, fmt, digest) -> InputSummary:
     m0, t0, r0 = len(builder.messages), len(builder.tools), len(builder.requests)
     records = 0
+    f = None
     try:
         if not src.head.strip():
             entry = builder.add_failed_input(src.name, digest(), src.size, None, [Problem(src.name, "the file is empty")])
@@ -119,6 +120,10 @@ def _cook_one(builder: DocumentBuilder, src: Source, forced, fmt, digest) -> Inp
         entry = builder.add_failed_input(src.name, digest(), src.size, None, errs)
     except OSError as e:
         entry = builder.add_failed_input(src.name, digest(), src.size, None, [Problem(src.name, f"could not be read: {e}")])
+    except Exception as e:  # noqa: BLE001  (a reader's own failure: reported; the other inputs go on)
+        who = f"the {f.title} reader" if f is not None else "format detection"
+        entry = builder.add_failed_input(src.name, digest(), src.size, getattr(f, "name", None),
+                                         [internal_error(src.name, who, e)])
     s = InputSummary(src.name, entry["format"], records=records, traces=len(entry["traces"]),
                      requests=len(builder.requests) - r0, messages=len(builder.messages) - m0,
                      tools=len(builder.tools) - t0, problems=entry["problems"])

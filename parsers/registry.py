@@ -140,7 +140,12 @@ def detect(source: Source) -> Format:
     base = source.basename
     named = [f for f in ordered if f.matches_name(base)]
     for fmt in named + [f for f in ordered if f not in named]:
-        why = fmt.sniff(source)
+        try:
+            why = fmt.sniff(source)
+        except OSError:
+            raise
+        except Exception as e:  # noqa: BLE001  (one plug-in's bug must not hide the input from the others)
+            why = f"internal error while sniffing ({type(e).__name__}: {e})"
         if why is None:
             return fmt
         reasons[fmt.name] = why

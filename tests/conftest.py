@@ -42,3 +42,37 @@ def gen_traces():
         return out
 
     return run
+
+
+def install_plugin(root: Path, module: str, source: str, entry_points: dict[str, str]) -> Path:
+    """Write a tiny installed package under `root`: `module`.py and a dist-info naming its
+    formats in the `traceview.formats` entry-point group, as pip would. Put `root` on
+    sys.path (or PYTHONPATH for a subprocess) to install it."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / f"{module}.py").write_text(source, encoding="utf-8")
+    info = root / f"{module}-0.1.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n", encoding="utf-8")
+    lines = "".join(f"{name} = {value}\n" for name, value in entry_points.items())
+    (info / "entry_points.txt").write_text(f"[traceview.formats]\n{lines}", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def plugin(tmp_path, monkeypatch):
+    """plugin(module, source, {name: "module:OBJ"}) installs a format package into this process
+    for the test; the registry reads the entry points again before and after."""
+    import sys
+
+    from parsers import registry
+
+    def install(module: str, source: str, entry_points: dict[str, str]) -> Path:
+        root = install_plugin(tmp_path / "site", module, source, entry_points)
+        monkeypatch.syspath_prepend(str(root))
+        registry.refresh()
+        return root
+
+    yield install
+    for name in [m for m in sys.modules if m.startswith("tv_test_")]:
+        del sys.modules[name]
+    registry.refresh()

@@ -11,9 +11,10 @@ from collections import Counter
 
 from parsers.cook import pricing, totals
 from parsers.cook.ids import message_id, tool_id
+from parsers.cook.intake import Intake
 from parsers.cook.redact import scrub, scrub_text
 from parsers.cook.tree import assign_parents
-from parsers.model import MODEL_ROLES, Call, Message, ParsedTrace, ParseResult, Problem, Turn
+from parsers.model import MODEL_ROLES, Call, Message, ParsedTrace, ParseResult, Problem, Turn, internal_error
 
 SCHEMA_VERSION = 1
 
@@ -90,8 +91,22 @@ class DocumentBuilder:
         entry = {"name": name, "format": result.format, "digest": None, "size": size,
                  "traces": [], "problems": []}
         added: list[tuple[int, dict, ParsedTrace]] = []
-        for index, parsed in enumerate(result.traces):
-            t = self._add_trace(parsed, name, f"pending-{len(self.traces)}", index)
+        index = -1
+        traces = iter(result.traces)
+        while True:
+            try:
+                parsed = next(traces)
+            except StopIteration:
+                break
+            except Exception as e:  # the reader failed part-way: what it gave so far is kept
+                result.problems.append(internal_error(name, f"the {result.format} reader", e))
+                break
+            index += 1
+            try:
+                t = self._add_trace(parsed, name, f"pending-{len(self.traces)}", index)
+            except Exception as e:  # noqa: BLE001  (a gap in the intake checks: reported, not lost)
+                result.problems.append(internal_error(name, "the cook", e))
+                continue
             if t is not None:
                 added.append((index, t, parsed))
         digest = digest() if callable(digest) else digest
@@ -119,13 +134,17 @@ class DocumentBuilder:
 
     # -- traces ---------------------------------------------------------------------
     def _add_trace(self, parsed: ParsedTrace, source: str, tid: str, index: int) -> dict | None:
+        if not isinstance(parsed, ParsedTrace):
+            raise TypeError(f"the reader gave {type(parsed).__name__}, not a trace")
+        intake = Intake(source, parsed.problems)
+        intake.trace(parsed)
         if parsed.calls is not None:
-            reqs = [self._cook_call(c, tid) for c in parsed.calls]
+            reqs = self._read_calls(parsed, intake, source, tid)
             synthetic = False
             if not reqs and not parsed.messages:
                 return None  # every record was skipped: no trace (the input lists why)
         else:
-            reqs = self._requests_from_turns(parsed, tid)
+            reqs = self._requests_from_turns(parsed, tid, intake)
             synthetic = True
         # Time order; file order breaks ties (and places requests with no time).
         order = sorted(range(len(reqs)), key=lambda i: (reqs[i]["timestamp"] is None, reqs[i]["timestamp"] or 0, i))
@@ -161,6 +180,28 @@ class DocumentBuilder:
         self.traces.append(trace)
         return trace
 
+    def _read_calls(self, parsed: ParsedTrace, intake: Intake, source: str, tid: str) -> list[dict]:
+        """The trace's requests, each checked at the door; a reader that fails part-way keeps
+        what it gave, a call the cook cannot take is reported and the next one read."""
+        reqs: list[dict] = []
+        calls = iter(parsed.calls)
+        while True:
+            try:
+                c = next(calls)
+            except StopIteration:
+                break
+            except Exception as e:
+                parsed.problems.append(internal_error(source, f"the {parsed.format} reader", e))
+                break
+            try:
+                c = intake.call(c)
+                if c is not None:
+                    reqs.append(self._cook_call(c, tid))
+            except Exception as e:  # noqa: BLE001
+                parsed.problems.append(internal_error(source, "the cook", e, getattr(c, "line", None),
+                                                      getattr(c, "record", None)))
+        return reqs
+
     def _cook_call(self, c: Call, tid: str, request_ids: list[str] | None = None) -> dict:
         """A request; `request_ids` are its request messages' ids when the caller has them."""
         u = c.usage
@@ -182,7 +223,7 @@ class DocumentBuilder:
             "line": c.line, "record": c.record,
         }
 
-    def _requests_from_turns(self, parsed: ParsedTrace, tid: str) -> list[dict]:
+    def _requests_from_turns(self, parsed: ParsedTrace, tid: str, intake: Intake) -> list[dict]:
         """One synthetic request per model turn: the history before it, then the turn."""
         msgs = parsed.messages or []
         tools = parsed.tools
@@ -195,7 +236,8 @@ class DocumentBuilder:
                 history.append(self.intern_message(msgs[i]))
                 i += 1
                 continue
-            turn = parsed.turns.get(i) or Turn()
+            turn = parsed.turns.get(i)
+            turn = turn if isinstance(turn, Turn) else Turn()
             j = i + 1
             while j < len(msgs) and msgs[j].role in MODEL_ROLES and j not in parsed.turns:
                 j += 1
@@ -204,7 +246,7 @@ class DocumentBuilder:
                         model=turn.model or (parsed.models[0] if parsed.models else None),
                         provider=parsed.meta.get("provider"), duration_ms=turn.duration_ms,
                         usage=turn.usage, cost=turn.cost, stop_reason=turn.stop_reason, error=turn.error)
-            r = self._cook_call(call, tid, request_ids=list(history))
+            r = self._cook_call(intake.call(call), tid, request_ids=list(history))
             r["_synthetic"] = True
             out.append(r)
             history.extend(r["response_messages"])

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from parsers.model import Companion, Format, Message, ParsedTrace, ParseResult, Problem, Turn, json_kind, pointer
+from parsers.io.guard import record_guard
 from parsers.io.records import first_char, iter_records, looks_binary
 from parsers.providers.roles import role_of
 from parsers.io.source import Source
@@ -166,10 +167,8 @@ def parse(src: Source) -> ParseResult:
             problems.append(Problem(src.name, f"expected a JSON object (one log record), found {json_kind(rec)}; "
                                               "record skipped", path="", **where))
             continue
-        try:
+        with record_guard(problems, src.name, "the arena log reader", **where):
             _read_record(src, rec, where, convs, pairs, votes, problems)
-        except Exception as e:  # a shape no rule foresaw: report it, keep the rest
-            problems.append(Problem(src.name, f"record could not be read ({type(e).__name__}: {e}); skipped", **where))
 
     sessions = _sessions(src, convs, pairs)
     sandbox = _sandbox_runs(src, set(convs), problems) if convs else {}

@@ -24,6 +24,7 @@ from importlib import resources
 import jsonschema
 
 from parsers.model import Format, ParsedTrace, ParseResult, Problem, json_kind, pointer
+from parsers.io.guard import record_guard
 from parsers.io.records import as_dict, as_number, as_text, first_char, iter_records, looks_binary
 
 from parsers.io.source import Source
@@ -107,8 +108,11 @@ def parse(src: Source) -> ParseResult:
     traces = []
     index = -1
     for index, (line, _, rec) in enumerate(iter_records(src, problems)):
-        found = [Problem(src.name, msg, line=line, record=index, path=path) for path, msg in record_errors(rec)]
-        trace, why = to_trace(rec)
+        with record_guard(problems, src.name, "the benchmark record reader", line=line, record=index) as guard:
+            found = [Problem(src.name, msg, line=line, record=index, path=path) for path, msg in record_errors(rec)]
+            trace, why = to_trace(rec)
+        if guard.failed:
+            continue
         if trace is None:
             problems.extend(found)
             problems.append(Problem(src.name, why, line=line, record=index))

@@ -17,6 +17,7 @@ import orjson
 from parsers.providers import sse
 from parsers.providers import usage as usage_mod
 from parsers.model import Call, Format, Message, ParsedTrace, ParseResult, Problem, json_kind, pointer
+from parsers.io.guard import record_guard
 from parsers.io.records import as_number, first_char, iter_records, looks_binary
 from parsers.io.repeats import RepeatedArrays
 from parsers.io.source import Source
@@ -47,32 +48,44 @@ def sniff(src: Source) -> str | None:
     first = first_char(head)
     if first not in "{[":
         return "does not start with a JSON object or array"
-    record = _first_record(head, src.size)
-    if record is not None:
-        if isinstance(record, dict) and isinstance(record.get("request"), dict):
-            return None
+    # A log whose first record is damaged is still a log: the next records in the sniffed
+    # bytes decide, or (records longer than those bytes) the start of a chat request.
+    records = _head_records(head, src.size)
+    if any(isinstance(r, dict) and isinstance(r.get("request"), dict) for r in records):
+        return None
+    if records and not (isinstance(records[0], dict) and ("request" in records[0] or "response" in records[0])):
         return 'the first record has no "request" object'
-    # The first record is longer than the bytes sniffed: look for a chat request's start.
     if _CHAT_REQUEST.search(head):
         return None
+    if records:
+        return 'the first record has no "request" object'
     return 'no "request" object with messages or contents in the first record'
 
 
-def _first_record(head: bytes, size: int):
-    """The first record when the sniffed bytes hold it whole (a JSON line, or the whole file)."""
-    candidates = [head] if size <= len(head) else []
-    line = head.split(b"\n", 1)[0]
-    if len(line) < len(head) or size <= len(head):
-        candidates.append(line)
-    for text in candidates:
+def _head_records(head: bytes, size: int, most: int = 8) -> list:
+    """The first records the sniffed bytes hold whole (JSON lines, or the whole file)."""
+    if size <= len(head):
         try:
-            value = orjson.loads(text)
+            value = orjson.loads(head)
         except orjson.JSONDecodeError:
+            pass
+        else:
+            return value[:most] if isinstance(value, list) else [value]
+    lines = head.split(b"\n")
+    if size > len(head):
+        lines = lines[:-1]  # the last one may be cut
+    out = []
+    for line in lines:
+        if len(out) == most:
+            break
+        if not line.strip():
             continue
-        if isinstance(value, list):
-            return value[0] if value else None
-        return value
-    return None
+        try:
+            out.append(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            if not out:
+                return []  # not JSON lines (e.g. a pretty-printed document cut by the head)
+    return out
 
 
 def parse(src: Source, shape: str | None = None) -> ParseResult:
@@ -93,12 +106,9 @@ def _calls(src: Source, shape: str | None, trace: ParsedTrace, result: ParseResu
     for line, record, rec in iter_records(src, problems, lines.loads):
         result.records += 1
         where = {"line": line, "record": record}
-        try:
+        with record_guard(problems, src.name, "the request-log reader", **where) as guard:
             call, kind = convert_record(rec, shape, src.name, where, problems, memo)
-        except Exception as e:  # a shape no rule foresaw: report it, keep the rest
-            problems.append(Problem(src.name, f"record could not be read ({type(e).__name__}: {e}); skipped", **where))
-            continue
-        if call is None:
+        if guard.failed or call is None:
             continue
         shapes_seen.add(kind)
         if title is None:

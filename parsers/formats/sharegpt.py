@@ -10,6 +10,7 @@ from typing import Iterator
 
 from parsers.providers.roles import role_of
 from parsers.model import Format, Message, ParsedTrace, ParseResult, Problem, pointer
+from parsers.io.guard import record_guard
 from parsers.io.records import first_char, iter_records, looks_binary
 from parsers.io.source import Source
 
@@ -52,7 +53,10 @@ def _traces(src: Source, result: ParseResult) -> Iterator[ParsedTrace]:
             problems.append(Problem(src.name, "expected `conversations`, a list of {from, value} turns; "
                                               "record skipped", path="/conversations", **where))
             continue
-        trace = _trace(src, rec, turns, where)
+        with record_guard(problems, src.name, "the ShareGPT reader", **where) as guard:
+            trace = _trace(src, rec, turns, where)
+        if guard.failed:
+            continue
         if trace.messages:
             yield trace
         else:

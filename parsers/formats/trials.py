@@ -20,6 +20,7 @@ import orjson
 
 from parsers.providers import usage as usage_mod
 from parsers.model import Companion, Format, Message, ParsedTrace, ParseResult, Problem, Turn, json_kind
+from parsers.io.guard import record_guard
 from parsers.io.records import as_number, as_text, first_char, looks_binary
 # The two APIs' message shapes are read exactly as in request logs.
 from parsers.providers.anthropic import ClaudeMessages
@@ -99,9 +100,10 @@ def parse(src: Source) -> ParseResult:
     instances = [data] if single else data
     traces = []
     for i, inst in enumerate(instances):
-        t = _instance(src, inst, i, "" if single else f"/{i}", summary, problems)
-        if t is not None:
-            traces.append(t)
+        with record_guard(problems, src.name, "the trials reader", record=i, path="" if single else f"/{i}"):
+            t = _instance(src, inst, i, "" if single else f"/{i}", summary, problems)
+            if t is not None:
+                traces.append(t)
     return ParseResult(format=NAME, traces=traces, problems=problems, records=len(instances))
 
 

@@ -1,7 +1,11 @@
 """Timestamps of every format to epoch milliseconds."""
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
+
+# The times a page can show: 1970-01-01 to the end of year 9999; anything else is unreadable.
+MAX_EPOCH_MS = 253_402_300_799_999
 
 
 def to_epoch_ms(value) -> int | None:
@@ -9,8 +13,11 @@ def to_epoch_ms(value) -> int | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            return None
         # Heuristic: values above 1e11 are already milliseconds (1e11 s is the year 5138).
-        return int(value if value > 1e11 else value * 1000)
+        ms = int(value if value > 1e11 else value * 1000)
+        return ms if 0 <= ms <= MAX_EPOCH_MS else None
     if isinstance(value, str):
         s = value.strip()
         if not s:
@@ -27,5 +34,9 @@ def to_epoch_ms(value) -> int | None:
             return None
         if dt.tzinfo is None:
             dt = dt.replace(tzinfo=timezone.utc)
-        return int(dt.timestamp() * 1000)
+        try:
+            ms = int(dt.timestamp() * 1000)
+        except (OverflowError, ValueError):
+            return None
+        return ms if 0 <= ms <= MAX_EPOCH_MS else None
     return None

@@ -33,6 +33,16 @@ class Problem:
         return f"{where}: {self.message}"
 
 
+def internal_error(file: str, who: str, exc: BaseException, line: int | None = None,
+                   record: int | None = None, path: str = "") -> Problem:
+    """An unexpected exception inside a reader or the cook, as a problem: the input's other
+    records (and every other input) still load."""
+    text = str(exc)
+    text = text if len(text) <= 300 else text[:299] + "…"
+    return Problem(file, f"internal error in {who} ({type(exc).__name__}: {text}); "
+                         "this part was skipped and the rest kept", line=line, record=record, path=path)
+
+
 class WorkflowFormatError(Exception):
     """Base class of every error raised while reading a trace."""
 

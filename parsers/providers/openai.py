@@ -91,6 +91,10 @@ class OpenAIMessages(MessageReader):
     def response_messages(self, r: dict) -> tuple[list[Message], str | None]:
         choices = r.get("choices")
         if not isinstance(choices, list) or not choices:
+            hint = (" (it holds content blocks as an Anthropic Messages response does: read it with "
+                    "--format claude)" if isinstance(r.get("content"), list) else "")
+            self.problem("/response/choices", f"expected an array of choices, found {json_kind(choices)}; "
+                                              f"the request is kept without its answer{hint}")
             return [], None
         c = choices[0] if isinstance(choices[0], dict) else {}
         msg = c.get("message") or c.get("delta") or {}

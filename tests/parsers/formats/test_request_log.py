@@ -185,16 +185,19 @@ def test_json_array_of_records_and_forced_shape():
     rec = {"id": "r", "request": {"model": "claude-3-5-haiku-20241022",
                                   "messages": [{"role": "user", "content": "hi"}]},
            "response": {"content": [{"type": "text", "text": "hello"}]}}
-    doc = cook_bytes(orjson.dumps([rec]), name="log.json")
-    msgs = {m["id"]: m for m in doc["messages"]}
+    doc, (summary,) = pipeline.cook_uploads([("log.json", orjson.dumps([rec]))])
     (r,) = doc["requests"]
-    # Not detectable as Claude by the spec's rules: read as OpenAI, whose reader finds no choices.
+    # Not detectable as Claude by the spec's rules: read as OpenAI, whose reader finds no
+    # choices; the answer it cannot read is a problem that says how to read it, not a silent drop.
     assert r["provider"] == "openai" and r["response_messages"] == []
+    (p,) = summary.problems
+    assert (p["record"], p["path"]) == (0, "/response/choices")
+    assert "kept without its answer" in p["message"] and "--format claude" in p["message"]
     doc = cook_bytes(orjson.dumps([rec]), name="log.json", fmt="claude")
     (r,) = doc["requests"]
     assert r["provider"] == "anthropic"
     assert [m["content"] for m in doc["messages"] if m["id"] in r["response_messages"]] == ["hello"]
-    assert msgs  # the first cook produced messages too
+    assert doc["traces"][0]["problems"] == []
 
 
 SECRET_KEY = "sk-ant-api03-" + "A" * 40

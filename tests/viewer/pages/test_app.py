@@ -193,3 +193,26 @@ def test_runs_table_filters(monkeypatch):
     at.text_input(key="tv_runs_text").input("order 4471").run()
     runs = at.dataframe[0].value
     assert list(runs["format"]) == ["request-log"] and "openai_chat" in runs["title"].iloc[0]
+
+
+def test_open_lists_an_internal_error_and_opens_the_rest_of_the_batch(tmp_path, monkeypatch, plugin):
+    # A format plug-in whose reader crashes: its file is listed with the error in plain words,
+    # and every other file of the batch opens.
+    plugin("tv_test_crashing", '''
+from parsers.model import Format
+def parse(src):
+    raise KeyError("surprise")
+FORMAT = Format(name="crashing", title="Crashing log", description="", priority=1, parse=parse,
+                sniff=lambda src: None if src.head.startswith(b"#crash") else "no")
+''', {"crashing": "tv_test_crashing:FORMAT"})
+    (tmp_path / "bad.log").write_bytes(b"#crash\n")
+    (tmp_path / "good.jsonl").write_bytes((SAMPLES / "openai_chat.jsonl").read_bytes())
+    at = app([tmp_path], monkeypatch).run()
+    assert not at.exception
+    labels = [e.label for e in at.expander]
+    assert any("bad\\.log" in lab and "nothing loaded" in lab for lab in labels), labels
+    problems = [df.value for df in at.dataframe if "message" in df.value.columns]
+    rows = [row for df in problems for _, row in df.iterrows() if row["file"] == "bad.log"]
+    assert rows and rows[0]["message"].startswith("internal error in the Crashing log reader (KeyError")
+    runs = [df.value for df in at.dataframe if "input" in df.value.columns]
+    assert any("good.jsonl" in set(df["input"]) for df in runs)

@@ -1,0 +1,175 @@
+"""The cook's door: what a reader hands over is checked against the typed model's field types.
+
+Readers are written against real files, but a file can put any JSON type anywhere. A value of
+the wrong type that slipped through a reader would break a later stage (the request tree
+groups by model, totals add usage, pages format times), so each is left out here with a
+problem naming the record and the field, and the rest of the record still cooks.
+"""
+from __future__ import annotations
+
+import math
+
+from parsers.model import OUTCOMES, ROLES, USAGE_KINDS, Call, Message, ParsedTrace, Problem, json_kind
+
+# Epoch milliseconds the pages can show: 1970-01-01 up to the last moment of year 9999.
+MAX_EPOCH_MS = 253_402_300_799_999
+# Token counts and costs past these are not real accounting: left out rather than summed.
+MAX_TOKENS = 10**15
+MAX_COST = 10**9
+
+
+def _where(c) -> dict:
+    return {"line": getattr(c, "line", None), "record": getattr(c, "record", None)}
+
+
+class Intake:
+    """Checks for one trace; problems go to the trace's list."""
+
+    def __init__(self, file: str, problems: list[Problem]):
+        self.file, self.problems = file, problems
+        self._last: list = []  # the last message list checked (requests repeat their history)
+
+    def _bad(self, where: dict, field: str, expected: str, value) -> None:
+        found = repr(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else json_kind(value)
+        self.problems.append(Problem(self.file, f"{field}: expected {expected}, found {found}; left out",
+                                     path="", **where))
+
+    # -- values -----------------------------------------------------------------------------
+    def text(self, where, field, v):
+        if v is None or isinstance(v, str):
+            return v
+        self._bad(where, field, "a string", v)
+        return None
+
+    def number(self, where, field, v, top: float):
+        if v is None:
+            return None
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v <= top:
+            return v
+        self._bad(where, field, f"a number from 0 to {top:.15g}", v)
+        return None
+
+    def time(self, where, field, v):
+        if v is None:
+            return None
+        if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_EPOCH_MS:
+            return v
+        self._bad(where, field, "a time between 1970 and 9999 (epoch milliseconds)", v)
+        return None
+
+    def usage(self, where, v):
+        if v is None:
+            return None
+        if not isinstance(v, dict):
+            self._bad(where, "usage", "an object of token counts", v)
+            return None
+        out = {}
+        for k in USAGE_KINDS:
+            n = v.get(k, 0)
+            if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_TOKENS:
+                out[k] = n
+            else:
+                self._bad(where, f"usage {k}", "a whole number of tokens from 0 to 10^15", n)
+                out[k] = 0
+        return out
+
+    def tools(self, where, v) -> list:
+        if not isinstance(v, list):
+            self._bad(where, "tools", "an array of tools", v)
+            return []
+        good = [t for t in v if isinstance(t, dict) and (t.get("name") is None or isinstance(t.get("name"), str))]
+        if len(good) != len(v):
+            bad = next(t for t in v if t not in good)
+            self._bad(where, "a tool", "an object with a string name", bad)
+            return good
+        return v  # the same list object: the cook interns a repeated tool list once
+
+    def message(self, where, m) -> Message | None:
+        if not isinstance(m, Message):
+            self._bad(where, "a message", "a message", m)
+            return None
+        if m.cid is not None:
+            return m  # already checked and interned
+        if m.role not in ROLES:
+            self._bad(where, "a message role", "one of " + ", ".join(ROLES), m.role)
+            return None
+        if not isinstance(m.content, str):
+            self._bad(where, f"the content of a {m.role} message", "a string", m.content)
+            m.content = ""
+        if m.tool_calls is not None and not (isinstance(m.tool_calls, list)
+                                             and all(isinstance(t, dict) for t in m.tool_calls)):
+            self._bad(where, "tool_calls", "an array of objects", m.tool_calls)
+            m.tool_calls = None
+        if m.tool_use_id is not None and not isinstance(m.tool_use_id, str):
+            self._bad(where, "tool_use_id", "a string", m.tool_use_id)
+            m.tool_use_id = None
+        if m.is_error is not None and not isinstance(m.is_error, bool):
+            self._bad(where, "is_error", "true or false", m.is_error)
+            m.is_error = None
+        if m.extra is not None and not isinstance(m.extra, dict):
+            m.extra = None
+        return m
+
+    def messages(self, where, v) -> list:
+        if not isinstance(v, list):
+            self._bad(where, "messages", "an array of messages", v)
+            return []
+        last, k = self._last, len(self._last)
+        if not (k and len(v) >= k and v[k - 1] is last[k - 1] and v[:k] == last):
+            k = 0  # the history the previous request showed (the same objects) was checked then
+        rest = [m for m in (self.message(where, m) for m in v[k:]) if m is not None]
+        out = v if len(rest) == len(v) - k else v[:k] + rest
+        self._last = out
+        return out
+
+    # -- records ----------------------------------------------------------------------------
+    def call(self, c) -> Call | None:
+        where = _where(c)
+        if not isinstance(c, Call):
+            self._bad(where, "a request", "a request", c)
+            return None
+        c.request_messages = self.messages(where, c.request_messages)
+        c.response_messages = self.messages(where, c.response_messages)
+        c.tools = self.tools(where, c.tools)
+        if c.id is not None and not isinstance(c.id, str):
+            c.id = str(c.id) if isinstance(c.id, int) and not isinstance(c.id, bool) else self.text(where, "the request id", c.id)
+        c.timestamp = self.time(where, "the request time", c.timestamp)
+        c.model = self.text(where, "the model", c.model)
+        c.provider = self.text(where, "the provider", c.provider)
+        c.duration_ms = self.number(where, "the duration", c.duration_ms, MAX_EPOCH_MS)
+        c.usage = self.usage(where, c.usage)
+        c.cost = self.number(where, "the cost", c.cost, MAX_COST)
+        c.stop_reason = self.text(where, "the stop reason", c.stop_reason)
+        c.error = self.text(where, "the error", c.error)
+        if c.params is not None and not isinstance(c.params, dict):
+            self._bad(where, "the request settings", "an object", c.params)
+            c.params = None
+        return c
+
+    def trace(self, t: ParsedTrace) -> None:
+        where = {"line": None, "record": None}
+        t.title = self.text(where, "the title", t.title)
+        t.task = self.text(where, "the task", t.task)
+        if t.models is not None and not (isinstance(t.models, list) and all(isinstance(m, str) for m in t.models)):
+            self._bad(where, "the models", "an array of strings", t.models)
+            t.models = [m for m in t.models if isinstance(m, str)] if isinstance(t.models, list) else None
+        t.started_at = self.time(where, "the start time", t.started_at)
+        t.ended_at = self.time(where, "the end time", t.ended_at)
+        t.duration_ms = self.number(where, "the duration", t.duration_ms, MAX_EPOCH_MS)
+        if t.outcome not in OUTCOMES:
+            self._bad(where, "the outcome", "one of " + ", ".join(OUTCOMES), t.outcome)
+            t.outcome = "unknown"
+        t.outcome_detail = self.text(where, "the outcome detail", t.outcome_detail)
+        t.stated_cost = self.number(where, "the stated cost", t.stated_cost, MAX_COST)
+        t.tools = self.tools(where, t.tools)
+        if not isinstance(t.artifacts, list) or not all(isinstance(a, dict) for a in t.artifacts):
+            self._bad(where, "the artifacts", "an array of objects", t.artifacts)
+            t.artifacts = [a for a in t.artifacts if isinstance(a, dict)] if isinstance(t.artifacts, list) else []
+        if not isinstance(t.meta, dict):
+            self._bad(where, "the metadata", "an object", t.meta)
+            t.meta = {}
+        if t.messages is not None:
+            t.messages = self.messages(where, t.messages)
+            for i in [i for i in t.turns if not isinstance(i, int) or not 0 <= i < len(t.messages)]:
+                del t.turns[i]
+
