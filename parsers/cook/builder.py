@@ -40,7 +40,11 @@ class DocumentBuilder:
         # history in every request); its id is computed once.
         if m.cid is not None and m.cid in self.messages:
             return m.cid
-        mid = m.cid = message_id(m.role, m.content, m.tool_calls, m.tool_use_id, m.is_error)
+        images = m.images
+        # A message with images adds their digests to what is hashed; one without keeps the
+        # cook format's five fields.
+        mid = m.cid = message_id(m.role, m.content, m.tool_calls, m.tool_use_id, m.is_error,
+                                 [im.digest for im in images] if images else None)
         if mid not in self.messages:
             # The id is taken before masking so that dedup stays exact; the id reveals nothing.
             d = {"id": mid, "role": m.role, "content": scrub_text(m.content),
@@ -48,6 +52,8 @@ class DocumentBuilder:
                  "tool_use_id": m.tool_use_id, "is_error": m.is_error}
             if m.extra:
                 d.update(m.extra)
+            if images:
+                d["images"] = [_image(im) for im in images]
             self.messages[mid] = d
         return mid
 
@@ -325,6 +331,17 @@ class DocumentBuilder:
         doc["cooked_by"] = {"name": "traceview", "schema_version": SCHEMA_VERSION,
                             "pricing": pricing.source_name()}
         return doc
+
+
+def _image(im) -> dict:
+    """An image reference as the cooked message holds it: secrets in an address or a note
+    are masked; the data URI is kept whole (a mask inside base64 would only break the image)."""
+    d = im.as_dict()
+    if d["url"]:
+        d["url"] = scrub_text(d["url"])
+    if d["note"]:
+        d["note"] = scrub_text(d["note"])
+    return d
 
 
 def _rename_trace(trace: dict, tid: str) -> None:

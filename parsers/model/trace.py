@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from parsers.model.parts import ImageRef
 from parsers.model.problem import Problem
 
 ROLES = ("system", "user", "assistant", "thinking", "tool_use", "tool_result")
@@ -27,8 +28,11 @@ class Message:
     tool_calls: list | None = None  # [{"name", "arguments", "id"}]
     tool_use_id: str | None = None
     is_error: bool | None = None
-    extra: dict | None = None  # name, timestamp, images, ... (not part of the id)
+    extra: dict | None = None  # name, timestamp, ... (not part of the id)
     cid: str | None = None  # content id, set by the cook the first time it sees this object
+    # The images the message carries (its content keeps the `[image]` placeholder); their
+    # digests are part of the id.
+    images: list[ImageRef] | None = None
 
 
 @dataclass(slots=True)

@@ -3,7 +3,7 @@ tool_result, images), tools with input_schema."""
 from __future__ import annotations
 
 from parsers.model import Message, json_kind, pointer
-from parsers.providers.messages import MessageReader, json_text, result_text
+from parsers.providers.messages import MessageReader, image_of_block, json_text, result_content
 
 
 class ClaudeMessages(MessageReader):
@@ -76,10 +76,11 @@ class ClaudeMessages(MessageReader):
                 args = b.get("input")
                 calls.append({"name": b.get("name"), "arguments": args if args is not None else {}, "id": b.get("id")})
             elif t == "tool_result" or (isinstance(t, str) and t.endswith("_tool_result")):
-                out.append(Message("tool_result", result_text(b.get("content")),
-                                   tool_use_id=b.get("tool_use_id"), is_error=bool(b.get("is_error", False))))
+                text, images = result_content(b.get("content"))
+                out.append(Message("tool_result", text, tool_use_id=b.get("tool_use_id"),
+                                   is_error=bool(b.get("is_error", False)), images=images))
             elif t == "image":
-                out.append(Message(role, "[image]"))
+                out.append(Message(role, "[image]", images=[image_of_block(b)]))
             elif t == "document":
                 out.append(Message(role, "[document]"))
             else:

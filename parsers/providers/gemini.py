@@ -3,6 +3,7 @@ functionResponse, inlineData), systemInstruction, functionDeclarations."""
 from __future__ import annotations
 
 from parsers.model import Message, json_kind, pointer
+from parsers.model.parts import image_from_address, image_from_base64
 from parsers.providers.messages import MessageReader, json_text
 
 
@@ -56,9 +57,22 @@ class GeminiMessages(MessageReader):
             elif "text" in p:
                 out.append(Message("thinking" if p.get("thought") else role, str(p.get("text") or "")))
             elif "inlineData" in p or "inline_data" in p:
-                out.append(Message(role, "[image]"))
+                d = p.get("inlineData") or p.get("inline_data")
+                d = d if isinstance(d, dict) else {}
+                mime = d.get("mimeType", d.get("mime_type"))
+                if _is_image(mime) or mime is None:
+                    out.append(Message(role, "[image]", images=[image_from_base64(mime, d.get("data"))]))
+                else:  # audio, a PDF, ...: not an image
+                    out.append(Message(role, "[file]"))
             elif "fileData" in p or "file_data" in p:
-                out.append(Message(role, "[file]"))
+                d = p.get("fileData") or p.get("file_data")
+                d = d if isinstance(d, dict) else {}
+                mime = d.get("mimeType", d.get("mime_type"))
+                if _is_image(mime):  # an uploaded or remote image: its address, never fetched
+                    out.append(Message(role, "[image]",
+                                       images=[image_from_address(d.get("fileUri", d.get("file_uri")), mime)]))
+                else:
+                    out.append(Message(role, "[file]"))
             elif p.get("thoughtSignature") and len(p) == 1:
                 continue
             else:
@@ -90,3 +104,7 @@ class GeminiMessages(MessageReader):
                 for k, v in t.items():  # built-in tools such as googleSearch
                     out.append({"name": k, "description": None, "parameters": v or None})
         return out
+
+
+def _is_image(mime) -> bool:
+    return isinstance(mime, str) and mime.strip().lower().startswith("image/")

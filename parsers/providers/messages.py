@@ -6,7 +6,8 @@ import operator
 
 import orjson
 
-from parsers.model import Message, Problem
+from parsers.model import ImageRef, Message, Problem
+from parsers.model.parts import image_from_address, image_from_base64, image_note
 
 
 def shared_prefix(a: list, b: list) -> int:
@@ -107,22 +108,60 @@ class MessageReader:
             return raw
 
 
-def result_text(content) -> str:
+IMAGE_BLOCKS = ("image", "image_url", "input_image")
+
+
+def image_of_block(b: dict) -> ImageRef:
+    """The image of a content block, whichever provider's shape it has: Anthropic's
+    `{"type": "image", "source": {"type": "base64" | "url" | "file", ...}}`, OpenAI's
+    `{"type": "image_url", "image_url": {"url"}}` (or the URL as a string) and Responses
+    `{"type": "input_image", "image_url" | "file_id"}`, and `{"type": "image", "image": URL}`."""
+    src = b.get("source")
+    if isinstance(src, dict):
+        kind = src.get("type")
+        if kind == "base64" or (kind is None and "data" in src):
+            return image_from_base64(src.get("media_type"), src.get("data"))
+        if kind == "url" or (kind is None and "url" in src):
+            return image_from_address(src.get("url"), src.get("media_type"))
+        if kind == "file" or "file_id" in src:
+            fid = str(src.get("file_id"))
+            return image_note(f"image skipped: held by the provider as file {fid}", key=fid)
+        return image_note("image skipped: an image source of an unknown kind", key=json_text(src))
+    for key in ("image_url", "image", "url"):
+        v = b.get(key)
+        if isinstance(v, dict):
+            v = v.get("url")
+        if isinstance(v, str) and v:
+            return image_from_address(v, b.get("media_type") or b.get("mime_type"))
+    if b.get("file_id"):
+        fid = str(b["file_id"])
+        return image_note(f"image skipped: held by the provider as file {fid}", key=fid)
+    return image_from_address(None)
+
+
+def result_content(content) -> tuple[str, list[ImageRef] | None]:
+    """A tool result's text (each image as the placeholder `[image]`) and its images."""
     if content is None:
-        return ""
+        return "", None
     if isinstance(content, str):
-        return content
+        return content, None
     if isinstance(content, list):
-        parts = []
+        parts, images = [], []
         for b in content:
             if isinstance(b, dict):
-                if b.get("type") == "text":
+                t = b.get("type")
+                if t == "text":
                     parts.append(str(b.get("text") or ""))
-                elif b.get("type") in ("image", "image_url"):
+                elif t in IMAGE_BLOCKS:
                     parts.append("[image]")
+                    images.append(image_of_block(b))
                 else:
                     parts.append(json_text(b))
             else:
                 parts.append(str(b))
-        return "\n".join(parts)
-    return json_text(content)
+        return "\n".join(parts), images or None
+    return json_text(content), None
+
+
+def result_text(content) -> str:
+    return result_content(content)[0]

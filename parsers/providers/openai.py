@@ -3,7 +3,7 @@ Responses API items."""
 from __future__ import annotations
 
 from parsers.model import Message, json_kind, pointer
-from parsers.providers.messages import MessageReader, json_text, result_text
+from parsers.providers.messages import IMAGE_BLOCKS, MessageReader, image_of_block, json_text, result_content
 
 
 class OpenAIMessages(MessageReader):
@@ -29,8 +29,8 @@ class OpenAIMessages(MessageReader):
                     t = p.get("type")
                     if t in ("text", "input_text", "output_text"):
                         out.append(Message(role, str(p.get("text") or "")))
-                    elif t in ("image_url", "input_image", "image"):
-                        out.append(Message(role, "[image]"))
+                    elif t in IMAGE_BLOCKS:
+                        out.append(Message(role, "[image]", images=[image_of_block(p)]))
                     elif t in ("input_audio", "audio"):
                         out.append(Message(role, "[audio]"))
                     elif t == "file":
@@ -53,8 +53,9 @@ class OpenAIMessages(MessageReader):
         if role == "user":
             return self.content("user", m.get("content"), path + "/content")
         if role in ("tool", "function"):
-            msg = Message("tool_result", result_text(m.get("content")),
-                          tool_use_id=m.get("tool_call_id"), is_error=bool(m.get("is_error", False)))
+            text, images = result_content(m.get("content"))
+            msg = Message("tool_result", text, tool_use_id=m.get("tool_call_id"),
+                          is_error=bool(m.get("is_error", False)), images=images)
             if m.get("name"):
                 msg.extra = {"name": m["name"]}
             return [msg]
@@ -83,7 +84,9 @@ class OpenAIMessages(MessageReader):
                               "arguments": self.parse_arguments(f.get("arguments"), f"{path}/tool_calls/{i}/function/arguments", name),
                               "id": c.get("id")})
             texts = self.content("assistant", m.get("content"), path + "/content")
-            out.append(Message("tool_use", "\n".join(t.content for t in texts), tool_calls=calls))
+            images = [im for t in texts for im in t.images or ()]
+            out.append(Message("tool_use", "\n".join(t.content for t in texts), tool_calls=calls,
+                               images=images or None))
             return out
         out.extend(self.content("assistant", m.get("content"), path + "/content"))
         return out

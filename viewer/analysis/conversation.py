@@ -95,6 +95,7 @@ def build_items(message_ids, messages: dict, requests=()) -> list[dict]:
                 part = dict(m, tool_calls=[call])
                 if ci:
                     part["content"] = ""
+                    part.pop("images", None)  # the text and images stay on the first call
                 items.append(_item(part, pos, messages_at(msgs, answer.get((pos, ci))),
                                    (pos, ci) not in answer, err if ci == 0 else None))
         elif calls:

@@ -23,7 +23,6 @@ import difflib
 import functools
 import html
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any, Iterable
@@ -141,21 +140,14 @@ def _fmt_kb(nbytes: int) -> str:
 
 
 def _fmt_time(ts: Any) -> tuple[str, str] | None:
-    """(short label, full title) for an epoch-ms timestamp."""
-    if ts is None or isinstance(ts, bool):
+    """(short label, full title) for a message's time: epoch milliseconds, as the cook gives it."""
+    if not isinstance(ts, int) or isinstance(ts, bool):
         return None
-    if isinstance(ts, (int, float)):
-        if isinstance(ts, float) and not math.isfinite(ts):
-            return None
-        sec = ts / 1000.0 if abs(ts) >= 1e11 else float(ts)
-        try:
-            dt = _dt.datetime.fromtimestamp(sec, tz=_dt.timezone.utc)
-        except (OverflowError, OSError, ValueError):
-            return (str(ts)[:40], str(ts)[:40])
-        full = dt.strftime("%Y-%m-%d %H:%M:%S") + f".{dt.microsecond // 1000:03d} UTC"
-        return (dt.strftime("%Y-%m-%d %H:%M:%S"), full)
-    s = _short(ts, 64)
-    return (s, s) if s else None
+    try:
+        dt = _dt.datetime.fromtimestamp(ts / 1000, tz=_dt.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return (dt.strftime("%Y-%m-%d %H:%M:%S"), dt.strftime("%Y-%m-%d %H:%M:%S") + f".{ts % 1000:03d} UTC")
 
 
 def message_size(message: dict) -> int:
@@ -634,6 +626,13 @@ _DATA_IMG_RE = re.compile(r"data:image/(png|jpeg|jpg|gif|webp);base64,([A-Za-z0-
 
 
 def _render_images(images: Any) -> str:
+    """A message's images (the cooked `images` references).
+
+    An embedded image shows as a thumbnail inside a native ``<details>``: clicking it opens
+    the same image at full size (up to the column's width), clicking again shrinks it; no
+    script, and the data URI is written once. Only ``data:image/...`` URIs that match the
+    strict pattern are ever put in a ``src``; a remote image is shown as its address, never
+    loaded; a skipped image shows the note saying why."""
     if not images or not isinstance(images, list):
         return ""
     out = []
@@ -643,6 +642,7 @@ def _render_images(images: Any) -> str:
         mt = _short(im.get("media_type"), 60)
         data = im.get("data_uri")
         url = im.get("url")
+        note = im.get("note")
         ph = im.get("placeholder")
         if isinstance(data, str) and data:
             head, _, payload = data.partition(",")
@@ -657,14 +657,23 @@ def _render_images(images: Any) -> str:
                 data = head + "," + re.sub(r"\s+", "", payload)
             m = _DATA_IMG_RE.match(data)
             if m:
-                label = f"image/{m.group(1)}, {_fmt_kb(est)}"
-                out.append(f'<img class="tv-thumb" src="{_esc(data)}" alt="{_esc(label)}" title="{_esc(label)}">')
+                size = im.get("size")
+                nbytes = size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else est
+                label = f"image/{m.group(1)}, {_fmt_kb(nbytes)}"
+                out.append(
+                    f'<details class="tv-img"><summary title="{_esc(label)}: click for full size, again to shrink">'
+                    f'<img class="tv-thumb" src="{_esc(data)}" alt="{_esc(label)}">'
+                    f'<span class="tv-img-cap">{_esc(label)}</span></summary></details>'
+                )
             else:
                 out.append(f'<span class="tv-img-note">embedded image of unsupported type not shown'
-                           f' ({_esc(head[:60])})</span>')
+                           f' ({_esc(_short(head, 60))})</span>')
         elif isinstance(url, str) and url:
             u = _short(url, 500)
-            out.append(f'<span class="tv-img-note">remote image, not loaded: <code>{_esc(u)}</code></span>')
+            kind = f" {_esc(mt)}" if mt else ""
+            out.append(f'<span class="tv-img-note">remote image{kind}, not loaded: <code>{_esc(u)}</code></span>')
+        elif isinstance(note, str) and note:
+            out.append(f'<span class="tv-img-note">{_esc(_short(note, 300))}</span>')
         else:
             text = _short(ph) or "image"
             out.append(f'<span class="tv-img-note">{_esc(text)} {_esc(mt)}</span>')

@@ -5,10 +5,12 @@ cooked value is null, and message ids are content hashes.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+
 import orjson
 
 from parsers import pipeline
-from parsers.cook.ids import message_id
 from parsers.cook.schema import cooked_errors
 
 OPENAI_EXAMPLE = {"request": {"messages": [
@@ -74,14 +76,25 @@ def test_claude_example():
     assert doc["requests"][0]["provider"] == "anthropic"
 
 
+def spec_id(m: dict) -> str:
+    """The documented id, computed here: SHA-256 of json.dumps of the five fields."""
+    fields = {k: m[k] for k in ("role", "content", "tool_calls", "tool_use_id", "is_error")}
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def test_ids_are_content_hashes_shared_across_shapes():
-    """The system and user messages of both examples are identical, so they share ids."""
+    """Every id is the hash of the spec's expected fields; the system and user messages of
+    both examples are identical, so they share ids."""
     a = request_messages(cook_one(OPENAI_EXAMPLE))
     b = request_messages(cook_one(CLAUDE_EXAMPLE))
+    assert [x["id"] for x in a] == [spec_id(m) for m in OPENAI_EXPECTED]
+    assert [x["id"] for x in b] == [spec_id(m) for m in CLAUDE_EXPECTED]
     assert a[0]["id"] == b[0]["id"] and a[1]["id"] == b[1]["id"]
-    m = CLAUDE_EXPECTED[2]
-    assert b[2]["id"] == message_id(m["role"], m["content"], m["tool_calls"], m["tool_use_id"], m["is_error"])
-    assert all(len(x["id"]) == 16 for x in a + b)
+    # The system message's text, hashed with coreutils: printf '%s' '{"content":"Be helpful",
+    # "is_error":null,"role":"system","tool_calls":null,"tool_use_id":null}' | sha256sum
+    # (the JSON on one line, no spaces).
+    assert a[0]["id"] == "e2e1d492f2c2c53e"
 
 
 def test_identical_messages_deduplicated_across_requests():

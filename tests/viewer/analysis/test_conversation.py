@@ -67,6 +67,19 @@ def test_several_calls_in_one_message_each_get_their_result():
     assert m["m0"]["tool_calls"][1]["name"] == "two"  # the cooked message is not modified
 
 
+def test_images_go_through_with_their_message_once():
+    img = {"media_type": "image/png", "data_uri": "data:image/png;base64,AAAA", "url": None,
+           "digest": "0" * 64, "size": 3, "note": None}
+    m = msgs(("user", "[image]", {"images": [img]}),
+             ("tool_use", "see [image]", {"tool_calls": [call("a"), call("b")], "images": [img]}),
+             ("tool_result", "shot\n[image]", {"tool_use_id": "a", "images": [img]}))
+    items = conv.build_items(list(m), m)
+    assert items[0]["message"]["images"] == [img]
+    assert items[1]["message"]["images"] == [img] and items[1]["result"]["images"] == [img]
+    assert "images" not in items[2]["message"]  # the second call of the message: no repeat
+    assert m["m1"]["images"] == [img]
+
+
 def test_calls_without_ids_pair_with_the_next_result_without_id():
     m = msgs(("tool_use", "", {"tool_calls": [{"name": "ls", "arguments": "", "id": None}]}),
              ("tool_result", "file.txt"),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import html
 import re
-import time
 from html.parser import HTMLParser
 
 import orjson
@@ -512,6 +511,47 @@ def test_images():
     assert big[:200] not in out
 
 
+def test_cooked_images_thumbnails_open_full_size_inertly():
+    """The cooked `images` of a message (and of a tool result): an embedded image is one
+    <img> (its data URI written once) inside a <details> whose summary is the thumbnail, so
+    opening it shows the image at full size without script; a remote image is its address
+    as text, never a resource; a skipped image shows its note."""
+    from parsers.cook.builder import DocumentBuilder
+    from parsers.model import Message
+    from parsers.model.parts import image_from_address
+
+    remote = "https://images.example.com/cat.jpg?sig=1"
+    refs = [image_from_address(PNG_1PX), image_from_address(remote),
+            image_from_address("data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+")]
+    b = DocumentBuilder()
+    ids = b.intern_messages([Message("user", "[image]", images=refs[:1]), Message("user", "[image]", images=refs[1:2]),
+                             Message("tool_result", "shot\n[image]", tool_use_id="c", images=refs[2:])])
+    cooked = [b.messages[i] for i in ids]
+    out = render_messages([item(m, n) for n, m in enumerate(cooked)])
+    p = audit(out)
+    imgs = [a for tag, a in p.tags if tag == "img"]
+    assert [a["src"] for a in imgs] == [PNG_1PX] and out.count(PNG_1PX) == 1
+    t = tree(out)
+    (img_el,) = [e for e in t.elements if e[0] == "img"]
+    assert img_el[1] == ["tv-thumb"] and img_el[3][-2:] == [["tv-img"], []]  # details.tv-img > summary > img
+    assert any(tag == "details" and "tv-img" in cls and "open" not in a for tag, cls, a, _ in t.elements)
+    assert "0.1 KB" in text_of(t, "tv-img-cap")
+    # remote: shown as its address (escaped), never in a src/href
+    assert html.escape(remote) in out and "not loaded" in out
+    assert not any(remote in (a.get("src", "") + a.get("href", "")) for _, a in p.tags)
+    # skipped: the note, no data
+    assert "image skipped: image/svg+xml is not shown" in out and "PHN2Zy" not in out
+    css = page_css()
+    assert "details.tv-img[open] img.tv-thumb" in css and "max-height: none" in css
+
+
+def test_stylesheet_holds_nothing_that_looks_like_markup():
+    """The app hands the stylesheet to the page inside a <style> element through an HTML
+    sanitizer, which drops the whole element when its text looks like a tag (`<details>` in a
+    comment is enough): then no rule applies anywhere."""
+    assert re.search(r"<[/!?a-zA-Z]", page_css()) is None
+
+
 def test_message_size():
     m = msg("s", "tool_use", "abc", tool_calls=[{"name": "A", "arguments": {"x": 1}, "id": "1"}])
     assert message_size(m) == 3 + len(orjson.dumps(m["tool_calls"]).decode())
@@ -559,58 +599,6 @@ def test_page_css():
             sel = sel.strip()
             if sel:
                 assert "tv-root" in sel, sel
-
-
-# ---------------------------------------------------------------------------
-# speed (printed, not asserted)
-# ---------------------------------------------------------------------------
-
-
-def _bench_items(n: int) -> list[dict]:
-    out = []
-    prose = ("I'll look at the **failing test** first. The error says `KeyError: 'x'` in "
-             "`parsers/cook.py`, so:\n\n1. read the file\n2. fix the lookup\n\n"
-             "```python\nvalue = data.get('x', None)\n```\n")
-    for i in range(n):
-        k = i % 6
-        if k == 0:
-            m = msg(f"m{i}", "user", f"Please fix bug #{i} in the parser. It fails on empty input.",
-                    timestamp=1_700_000_000_000 + i)
-            out.append(item(m, i))
-        elif k == 1:
-            out.append(item(msg(f"m{i}", "thinking", "Let me think. " * 40), i))
-        elif k == 2:
-            out.append(item(msg(f"m{i}", "assistant", prose), i))
-        elif k == 3:
-            call = {"name": "Shell", "arguments": {"command": f"pytest -q tests/test_{i}.py", "timeout": 120},
-                    "id": f"c{i}"}
-            res = msg(f"r{i}", "tool_result", "\x1b[32m.....\x1b[0m\n5 passed in 0.12s\n" * 5, tool_use_id=f"c{i}")
-            out.append(item(msg(f"m{i}", "tool_use", "", tool_calls=[call]), i, result=res))
-        elif k == 4:
-            call = {"name": "Edit", "arguments": {"file_path": "/p/cook.py", "old_string": f"a = {i}\nb = 2\n",
-                                                   "new_string": f"a = {i + 1}\nb = 2\n"}, "id": f"c{i}"}
-            res = msg(f"r{i}", "tool_result", "The file has been updated.", tool_use_id=f"c{i}")
-            out.append(item(msg(f"m{i}", "tool_use", "", tool_calls=[call]), i, result=res))
-        else:
-            out.append(item(msg(f"m{i}", "tool_result", '{"status": "ok", "items": [1, 2, 3], "n": %d}' % i), i))
-    for it in out:  # unique text everywhere, so no cache flatters the timing
-        m = it["message"]
-        if m["content"] and not m["content"].startswith("{"):
-            m["content"] += f" (step {it['position']})"
-    return out
-
-
-def test_render_speed_3000():
-    items = _bench_items(3000)
-    t0 = time.perf_counter()
-    out = render_messages(items)
-    dt = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    render_messages(items, query="fix")
-    dtq = time.perf_counter() - t0
-    print(f"\nrender_messages: 3000 messages in {dt * 1000:.0f} ms ({len(out) / 1e6:.1f} MB HTML); "
-          f"with query {dtq * 1000:.0f} ms")
-    assert out.count('class="tv-msg ') == 3000
 
 
 def test_render_table_escapes_cells_and_keeps_only_same_page_links():
