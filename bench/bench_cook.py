@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         temp = tempfile.TemporaryDirectory(prefix="bench_cook-")
         workdir = Path(temp.name)
     try:
-        return run(parsers, workdir, reps)
+        return run(pipeline, workdir, reps)
     except RuntimeError as e:  # a measured process failed: say which and why
         print(f"bench_cook: failed: {e}", file=sys.stderr)
         return 1
@@ -278,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             temp.cleanup()
 
 
-def run(parsers, workdir: Path, reps: int) -> int:
+def run(pipeline, workdir: Path, reps: int) -> int:
     print(f"cook benchmark: {reps} run(s) per figure, medians; python {platform.python_version()}, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; inputs in {workdir}",
           flush=True)

@@ -221,10 +221,56 @@ def test_hostile_trace_renders_inert(page, app, shots_dir):
     page.screenshot(path=str(shots_dir / "hostile.png"))
 
 
-def test_screenshot(page, app, shots_dir):
-    page.set_viewport_size({"width": 1400, "height": 2400})
+# Each card on the first screen: its role, box, colours, and whether its content is wider than it.
+FIRST_SCREEN = """() => [...document.querySelectorAll('.tv-root .tv-msg')].map(e => {
+    const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+    const role = [...e.classList].find(c => c.startsWith('tv-role-')).slice(8);
+    return {role, top: r.top, bottom: r.bottom, left: r.left, right: r.right, band: s.borderLeftColor,
+            bg: s.backgroundColor, label: e.querySelector('.tv-role').innerText,
+            overflows: e.scrollWidth > e.clientWidth, text: e.innerText.slice(0, 200)};
+}).filter(c => c.top < window.innerHeight && c.bottom > 0)"""
+# Every element that would scroll the page sideways: the document itself and any scrolling
+# container holding the messages (Streamlit scrolls its main section, not the document).
+SIDEWAYS = """() => {
+    const out = [];
+    const doc = document.documentElement;
+    if (doc.scrollWidth > window.innerWidth) out.push(['document', doc.scrollWidth]);
+    for (let e = document.querySelector('.tv-root'); e; e = e.parentElement) {
+        const ox = getComputedStyle(e).overflowX;
+        if ((ox === 'auto' || ox === 'scroll') && e.scrollWidth > e.clientWidth + 1)
+            out.push([e.tagName + '.' + e.className, e.scrollWidth, e.clientWidth]);
+    }
+    return out;
+}"""
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+@pytest.mark.parametrize("width,height,first_cards", [(1400, 1000, 4), (1280, 720, 1)])
+def test_screenshot(page, app, shots_dir, width, height, first_cards):
+    """What a reader sees on opening a trace, at a desktop and a small laptop window: the
+    first messages on the first screen, whole and in order, each role with its own colours and
+    label, and nothing wider than the window. The screenshot is kept to look at."""
+    page.set_viewport_size({"width": width, "height": height})
     open_timeline(page, app, "anthropic_messages.jsonl")
     page.wait_for_timeout(500)
-    out = shots_dir / "timeline.png"
+    out = shots_dir / f"timeline-{width}x{height}.png"
     page.screenshot(path=str(out))
-    assert out.stat().st_size > 20_000
+    assert png_size(out) == (width, height)
+
+    cards = page.evaluate(FIRST_SCREEN)
+    whole = [c for c in cards if c["top"] >= 0 and c["bottom"] <= height]
+    # The sample's first messages, in order: system, user, thinking, assistant.
+    assert [c["role"] for c in whole[:first_cards]] == ["system", "user", "thinking", "assistant"][:first_cards]
+    assert "You are a coding agent" in whole[0]["text"] and whole[0]["top"] < height * 0.85
+    for c in cards:
+        assert c["label"].strip().lower() == {"tool_use": "tool call"}.get(c["role"], c["role"].replace("_", " ")), c
+        assert 0 <= c["left"] and c["right"] <= width and not c["overflows"], c
+    seen = {c["role"]: (c["band"], c["bg"]) for c in cards}
+    assert len(seen) >= 2 and len(set(seen.values())) == len(seen)  # no two roles look alike
+    assert all(band != "rgba(0, 0, 0, 0)" and bg != "rgba(0, 0, 0, 0)" for band, bg in seen.values())
+    assert page.evaluate(SIDEWAYS) == []

@@ -1,12 +1,100 @@
-"""Cost comes from genai-prices; our per-request shortcut must agree with its calculation."""
+"""Cost comes from genai-prices; our per-request shortcut must agree with its calculation.
+
+`package_price`, `package_rates` and `raw_log_costs` are the expected figures other tests
+use: the package's own calculation from usage read straight from the raw input."""
 from __future__ import annotations
 
+import json
 import random
+from datetime import datetime
+from pathlib import Path
 
 import pytest
 from genai_prices import Usage, calc_price
 
 from parsers.cook import pricing
+
+
+def package_price(model: str, provider: str | None, *, input: int = 0, output: int = 0, cache_read: int = 0,
+                  cache_write: int = 0, when: datetime | None = None) -> float | None:
+    """genai-prices' total for one call, or None when it has no price for the model.
+
+    `input` leaves cache tokens out, as providers other than OpenAI and Gemini report it; the
+    package counts cache reads and writes inside its input_tokens."""
+    try:
+        calc = calc_price(Usage(input_tokens=input + cache_read + cache_write, output_tokens=output,
+                                cache_read_tokens=cache_read or None, cache_write_tokens=cache_write or None),
+                          model, provider_id=provider, genai_request_timestamp=when)
+    except LookupError:
+        return None
+    return float(calc.total_price)
+
+
+def package_rates(model: str, provider: str | None, when: datetime | None = None) -> dict:
+    """The package's USD per million tokens for a model (of tiered prices, the first tier)."""
+    mp = calc_price(Usage(input_tokens=1, output_tokens=1), model, provider_id=provider,
+                    genai_request_timestamp=when).model_price
+
+    def num(v):
+        v = getattr(v, "base", v)
+        return None if v is None else float(v)
+
+    return {k: num(getattr(mp, k, None)) for k in ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok")}
+
+
+def raw_log_calls(path: Path) -> dict[str, dict]:
+    """Each record of an API request log by its id: model, provider, time and usage, read
+    straight from the raw JSON as each API documents its usage. OpenAI's prompt_tokens include
+    the cached tokens; Anthropic's input_tokens leave cache reads and writes out (a stream
+    gives them in message_start, the final output count in message_delta); Gemini's
+    promptTokenCount includes cached content, and thinking is billed as output. The model is
+    the one the request asked for, else the one the response names."""
+    out = {}
+    for line in Path(path).read_text("utf-8").splitlines():
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        req = rec.get("request") if isinstance(rec.get("request"), dict) else {}
+        resp = rec.get("response") if isinstance(rec.get("response"), dict) else {}
+        stamp = rec.get("timestamp")
+        call = {"model": req.get("model") or resp.get("model") or resp.get("modelVersion"), "provider": None,
+                "usage": None, "when": datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else None}
+        u = resp.get("usage") or {}
+        if "usageMetadata" in resp:
+            g = resp["usageMetadata"]
+            cached = g.get("cachedContentTokenCount", 0)
+            call["provider"] = "google"
+            call["usage"] = {"input": g.get("promptTokenCount", 0) - cached, "cache_read": cached,
+                             "output": g.get("candidatesTokenCount", 0) + g.get("thoughtsTokenCount", 0)}
+        elif "sse_lines" in resp:
+            u = {}
+            for sse in resp["sse_lines"]:
+                event = json.loads(sse[5:]) if sse.startswith("data:") else {}
+                if event.get("type") == "message_start":
+                    u.update(event["message"].get("usage") or {})
+                elif event.get("type") == "message_delta":
+                    u.update(event.get("usage") or {})
+            call["provider"] = "anthropic"
+        elif "prompt_tokens" in u:
+            cached = (u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+            call["provider"] = "openai"
+            call["usage"] = {"input": u["prompt_tokens"] - cached, "cache_read": cached,
+                             "output": u.get("completion_tokens", 0)}
+        elif "input_tokens" in u:
+            call["provider"] = "anthropic"
+        if call["provider"] == "anthropic" and u:
+            call["usage"] = {"input": u.get("input_tokens", 0), "output": u.get("output_tokens", 0),
+                             "cache_read": u.get("cache_read_input_tokens") or 0,
+                             "cache_write": u.get("cache_creation_input_tokens") or 0}
+        out[rec["id"]] = call
+    return out
+
+
+def raw_log_costs(path: Path) -> dict[str, float | None]:
+    """The package's price of every record of a request log, from its raw usage (None: no
+    usage, or a model the package does not know)."""
+    return {rid: package_price(c["model"], c["provider"], **c["usage"], when=c["when"])
+            if c["usage"] is not None and c["model"] else None for rid, c in raw_log_calls(path).items()}
 
 MODELS = [("claude-sonnet-4-20250514", "anthropic"), ("claude-3-5-haiku-20241022", "anthropic"),
           ("gpt-4.1", "openai"), ("gpt-4o-mini", "openai"), ("gemini-2.5-flash", "google"),
@@ -32,7 +120,7 @@ def test_price_equals_the_package_calculation(model, provider):
 def test_tiered_prices_show_their_base_rate():
     _, info = pricing.price("gemini-2.5-pro", "google", {"input": 1, "output": 1, "cache_read": 0,
                                                           "cache_write": 0, "reasoning": 0})
-    assert info["tiered"] is True and info["input_mtok"] == 1.25
+    assert info["tiered"] is True and info["input_mtok"] == package_rates("gemini-2.5-pro", "google")["input_mtok"]
 
 
 def test_unknown_model_has_no_price():

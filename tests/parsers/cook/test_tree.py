@@ -101,25 +101,41 @@ def test_parents_equal_llm_path_on_generated_logs(name, n, opts, gen_traces, tmp
 REAL_LOGS = ["nanobot", "adk-deepresearch", "claude-code.first25"]
 
 
-def _score(doc, req, parent):
+def _score(req, parent):
     conv = parent["request_messages"] + parent["response_messages"]
     return -Levenshtein.distance(conv, req["request_messages"]) - 0.5 * len(set(req["tools"]) ^ set(parent["tools"]))
 
 
+def _has_parent_under_the_rule(req, parent, order) -> bool:
+    """llm-path's rule for a parent: an earlier request of the same model scoring at least
+    -len(messages)/2."""
+    return (order[parent["id"]] < order[req["id"]] and parent["model"] == req["model"]
+            and _score(req, parent) >= -len(req["request_messages"]) / 2)
+
+
 @pytest.mark.parametrize("stem", REAL_LOGS)
 def test_parents_score_at_least_as_well_as_llm_path_on_real_logs(stem, realdata):
+    """Where llm-path found a parent, ours scores at least as well; where it made a root (no
+    earlier request passes its rule), ours is a root too or a parent passing the same rule."""
     doc, _ = pipeline.cook_paths([realdata / "llm_trace_raw" / f"{stem}.jsonl"])
     golden = json.loads((GOLDEN / f"llmpath_parents_{stem}.json").read_text())
     by_id = {r["id"]: r for r in doc["requests"]}
-    compared = 0
+    order = {r["id"]: n for n, r in enumerate(doc["requests"])}
+    parents = roots = 0
     for rid, theirs in golden.items():
         req = by_id.get(rid)
         if req is None:  # a record we skip as not a chat call (count_tokens)
             continue
-        ours = req["parent_id"]
-        if theirs is None or theirs not in by_id or by_id[theirs]["model"] != req["model"]:
+        ours = by_id[req["parent_id"]] if req["parent_id"] is not None else None
+        if theirs is None:
+            roots += 1
+            assert ours is None or _has_parent_under_the_rule(req, ours, order), (
+                f"{rid}: llm-path made it a root; our parent {ours['id']} does not pass the rule")
             continue
-        compared += 1
+        if theirs not in by_id or by_id[theirs]["model"] != req["model"]:
+            continue
+        parents += 1
         assert ours is not None, f"{rid}: llm-path found parent {theirs}, we found none"
-        assert _score(doc, req, by_id[ours]) >= _score(doc, req, by_id[theirs])
-    assert compared > 0
+        assert _has_parent_under_the_rule(req, ours, order)
+        assert _score(req, ours) >= _score(req, by_id[theirs])
+    assert parents > 0 and roots > 0

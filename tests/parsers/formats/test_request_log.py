@@ -12,6 +12,7 @@ import pytest
 
 from parsers import pipeline
 from parsers.cook.schema import cooked_errors
+from tests.parsers.cook.test_pricing import package_price, package_rates, raw_log_calls, raw_log_costs
 
 GOLDEN = Path(__file__).parent / "golden"
 REAL_LOGS = ["nanobot", "adk-deepresearch", "claude-code.first25"]
@@ -28,19 +29,21 @@ def jsonl(*records) -> bytes:
 
 
 def projection(doc: dict) -> dict:
-    """The stable, reviewable part of a cooked request log."""
+    """The stable, reviewable part of a cooked request log. Costs and prices are left to
+    `test_real_logs_cost_what_the_price_list_makes_of_their_raw_usage`, which works them out."""
     msgs = {m["id"]: m for m in doc["messages"]}
     (trace,) = doc["traces"]
     return {
-        "title": trace["title"], "models": trace["models"], "totals": trace["totals"],
+        "title": trace["title"], "models": trace["models"],
+        "totals": {k: v for k, v in trace["totals"].items() if k != "cost"},
         "started_at": trace["started_at"], "ended_at": trace["ended_at"],
-        "pricing": trace["pricing"], "problems": trace["problems"],
+        "pricing": {**trace["pricing"], "prices": sorted(trace["pricing"]["prices"])}, "problems": trace["problems"],
         "timeline_roles": [msgs[i]["role"] for i in trace["timeline"]],
         "requests": [{"id": r["id"], "parent_id": r["parent_id"], "model": r["model"], "provider": r["provider"],
                       "request_messages": len(r["request_messages"]),
                       "response": [[msgs[i]["role"], msgs[i]["content"][:60],
                                     [c["name"] for c in msgs[i]["tool_calls"] or []]] for i in r["response_messages"]],
-                      "tools": len(r["tools"]), "usage": r["usage"], "cost": r["cost"],
+                      "tools": len(r["tools"]), "usage": r["usage"],
                       "stop_reason": r["stop_reason"], "error": r["error"]} for r in doc["requests"]],
     }
 
@@ -54,6 +57,28 @@ def test_real_logs_golden(stem, realdata):
     if os.environ.get("TRACEVIEW_REGEN_GOLDEN"):
         path.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     assert got == json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("stem", REAL_LOGS)
+def test_real_logs_cost_what_the_price_list_makes_of_their_raw_usage(stem, realdata):
+    """Every request costs what genai-prices makes of the usage its raw record states (none
+    for a model the package does not know), the trace total is their sum, and the prices the
+    trace shows are the package's."""
+    path = realdata / "llm_trace_raw" / f"{stem}.jsonl"
+    doc, _ = pipeline.cook_paths([path])
+    calls, expected = raw_log_calls(path), raw_log_costs(path)
+    (trace,) = doc["traces"]
+    for r in doc["requests"]:
+        want = expected[r["id"]]
+        assert r["cost"] == (None if want is None else pytest.approx(want, rel=1e-9, abs=1e-12)), r["id"]
+    priced = [expected[r["id"]] for r in doc["requests"] if expected[r["id"]] is not None]
+    assert trace["totals"]["cost"] == (pytest.approx(sum(priced), rel=1e-9) if priced else None)
+    unpriced = {calls[r["id"]]["model"] for r in doc["requests"] if expected[r["id"]] is None}
+    assert trace["pricing"]["unpriced_models"] == sorted(unpriced)
+    for model, info in trace["pricing"]["prices"].items():
+        first = next(c for c in calls.values() if c["model"] == model)
+        rates = package_rates(model, first["provider"], first["when"])
+        assert {k: info[k] for k in rates} == rates
 
 
 def test_real_gemini_log_reads_camel_case(realdata):
@@ -112,10 +137,13 @@ def test_usage_normalised_so_input_excludes_cache():
     assert u["o1"] == {"input": 200, "output": 50, "cache_read": 800, "cache_write": 0, "reasoning": 20}
     assert u["c1"] == {"input": 200, "output": 50, "cache_read": 800, "cache_write": 100, "reasoning": 0}
     costs = {r["id"]: r for r in doc["requests"]}
-    # Anthropic: $3/M input, $15/M output, $0.30/M cache read, $3.75/M cache write
-    assert costs["c1"]["cost"] == pytest.approx(200 * 3e-6 + 50 * 15e-6 + 800 * 0.3e-6 + 100 * 3.75e-6)
+    # Cache reads and writes are billed at their own rates, by the package's calculation.
+    assert costs["c1"]["cost"] == pytest.approx(package_price("claude-sonnet-4-20250514", "anthropic", input=200,
+                                                              output=50, cache_read=800, cache_write=100))
+    assert costs["o1"]["cost"] == pytest.approx(package_price("gpt-4.1", "openai", input=200, output=50,
+                                                              cache_read=800))
     assert costs["c1"]["cost_source"].startswith("genai-prices")
-    assert costs["c1"]["price"]["input_mtok"] == 3.0
+    assert costs["c1"]["price"]["input_mtok"] == package_rates("claude-sonnet-4-20250514", "anthropic")["input_mtok"]
 
 
 def test_unknown_model_is_unpriced_not_zero():

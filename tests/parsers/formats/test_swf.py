@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+from datetime import datetime
 from pathlib import Path
 
 import orjson
@@ -17,6 +18,7 @@ from parsers.model import ValidationError
 from parsers.io.source import from_bytes
 from parsers.cook.schema import cooked_errors
 from parsers.pipeline import validate_file
+from tests.parsers.cook.test_pricing import package_price
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLES = REPO / "sample_data" / "workflow"
@@ -51,7 +53,8 @@ def projection(doc: dict) -> dict:
         "started_at": trace["started_at"], "ended_at": trace["ended_at"], "duration_ms": trace["duration_ms"],
         "timeline": [[m["role"], m["content"][:60], [c["name"] for c in m["tool_calls"] or []], m["is_error"]]
                      for m in timeline(doc)],
-        "totals": trace["totals"], "problems": trace["problems"],
+        # the cost is worked out from the file by test_samples_cost_their_stated_turn_costs_or_the_package_price
+        "totals": {k: v for k, v in trace["totals"].items() if k != "cost"}, "problems": trace["problems"],
         "artifacts": [[a["kind"], a["title"]] for a in trace["artifacts"]],
     }
 
@@ -68,6 +71,47 @@ def test_samples_golden(name):
     if os.environ.get("TRACEVIEW_REGEN_GOLDEN"):
         path.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     assert got == json.loads(path.read_text(encoding="utf-8"))
+
+
+def model_turns(name: str) -> list[tuple[str, str, int, int, float | None, datetime]]:
+    """Each model turn of a workflow sample as its file states it: (model, provider, input
+    tokens, output tokens, the cost the file gives for the turn or None, time)."""
+    d = sample(name)
+    provider = {"claude": "anthropic", "gpt-4": "openai"}
+
+    def turn(model, tokens_in, tokens_out, cost, stamp):
+        (vendor,) = [v for k, v in provider.items() if model.startswith(k)]
+        return model, vendor, tokens_in, tokens_out, cost, datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+    if name == "chart_component.swf.json":
+        return [turn(d["metadata"]["model_name"], s["tokens"]["input"], s["tokens"]["output"], s.get("cost"),
+                     s["timestamp"]) for s in d["steps"] if s["type"].startswith("assistant")]
+    if name == "claude_code_export.json":
+        return [turn(d["session_metadata"]["model"], s["token_count"]["input"], s["token_count"]["output"], None,
+                     s["timestamp"]) for s in d["conversation"] if s["role"] == "assistant"]
+    if name == "cursor_session.json":
+        return [turn(d["model"], s["token_usage"]["prompt_tokens"], s["token_usage"]["completion_tokens"], None,
+                     s["timestamp"]) for s in d["chat_history"] if s["role"] == "assistant"]
+    if name == "bolt_project.json":
+        return [turn(d["model"], s["ai_response"]["tokens"]["input"], s["ai_response"]["tokens"]["output"], None,
+                     s["timestamp"]) for s in d["prompt_history"]]
+    assert name == "lovable_session.json"
+    return [turn(d["model"], s["ai_response"]["token_usage"]["input_tokens"],
+                 s["ai_response"]["token_usage"]["output_tokens"], None, s["timestamp"]) for s in d["interactions"]]
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLE_FORMATS))
+def test_samples_cost_their_stated_turn_costs_or_the_package_price(name):
+    """A turn costs what the file states for it, else what genai-prices makes of the tokens
+    the file gives it; the trace's cost is their sum (its stated total is kept apart)."""
+    doc, _ = pipeline.cook_paths([SAMPLES / name])
+    turns = model_turns(name)
+    want = [stated if stated is not None else package_price(model, vendor, input=i, output=o, when=when)
+            for model, vendor, i, o, stated, when in turns]
+    assert [r["cost"] for r in doc["requests"]] == pytest.approx(want, rel=1e-9, abs=1e-12)
+    assert [r["cost_source"] == "trace" for r in doc["requests"]] == [t[4] is not None for t in turns]
+    (trace,) = doc["traces"]
+    assert trace["totals"]["cost"] == pytest.approx(sum(want), rel=1e-9)
 
 
 def test_whole_sample_folder_cooks_valid():
@@ -270,15 +314,174 @@ def test_nothing_readable_raises_validation_error_with_problems():
     assert trace.messages == [] and "/steps" in [p.path for p in trace.problems]
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(min_value=0, max_value=6000))
-def test_salvage_never_fails_and_reads_a_prefix(cut):
-    text = (SAMPLES / "chart_component.swf.json").read_text("utf-8")[:cut]
-    got = swf.salvage(text, len(text))
-    if got is not None:
-        value, path = got
-        assert isinstance(value, dict) and path.startswith("/") or path == ""
-        full = sample("chart_component.swf.json")
-        for k, v in value.get("metadata", {}).items():  # what was read equals the original
-            if k in full["metadata"] and not isinstance(v, (dict, list)):
-                assert v == full["metadata"][k]
+def is_prefix(part, whole) -> bool:
+    """`part` is what a JSON value reads as when cut after complete members: the same keys (or
+    elements) in the same order up to some point, all equal but the last, which may itself be
+    such a prefix."""
+    if isinstance(whole, dict):
+        if not isinstance(part, dict) or list(part) != list(whole)[:len(part)]:
+            return False
+        keys = list(part)
+        return all(part[k] == whole[k] for k in keys[:-1]) and (not keys or is_prefix(part[keys[-1]], whole[keys[-1]]))
+    if isinstance(whole, list):
+        if not isinstance(part, list) or len(part) > len(whole):
+            return False
+        return not part or (part[:-1] == whole[:len(part) - 1] and is_prefix(part[-1], whole[len(part) - 1]))
+    return part == whole and type(part) is type(whole)
+
+
+def resolve(doc, ptr: str):
+    for raw in ptr.split("/")[1:]:
+        key = raw.replace("~1", "/").replace("~0", "~")
+        doc = doc[int(key)] if isinstance(doc, list) else doc[key]
+    return doc
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_salvage_never_fails_and_reads_a_prefix(data):
+    """The sample cut anywhere before its closing brace: salvage reads something as soon as
+    the opening brace is in, what it reads is a prefix of the document, a longer cut never
+    reads less, and the pointer names a place in the document."""
+    text = (SAMPLES / "chart_component.swf.json").read_text("utf-8")
+    full = json.loads(text)
+    end = text.rindex("}")  # from here on the text is the whole document
+    cut = data.draw(st.integers(min_value=0, max_value=end), label="cut")
+    longer = data.draw(st.integers(min_value=cut, max_value=end), label="longer")
+    got = swf.salvage(text[:cut], cut)
+    if cut == 0:
+        assert got is None
+        return
+    assert got is not None
+    value, path = got
+    assert isinstance(value, dict) and is_prefix(value, full)
+    keys = list(full)
+    for key, nxt in zip(keys, keys[1:]):  # the file puts each top-level member on its own lines
+        if text.index(f'\n  "{nxt}":') < cut:  # its comma is in: the member is read whole
+            assert value[key] == full[key]
+    resolve(full, path)  # raises when the pointer names nothing in the document
+    more, _ = swf.salvage(text[:longer], longer)
+    assert is_prefix(value, more)
+
+
+class _Member:
+    """Where one value sits in a serialised document: its key, the offsets of its opening
+    bracket, of its colon (object members) and of the comma or closing bracket that ends it."""
+
+    def __init__(self, key, value):
+        self.key, self.value, self.children = key, value, []
+        self.open = self.colon = self.delim = self.close = None
+
+
+def dump_with_offsets(doc, indent, separators) -> tuple[str, _Member]:
+    """json.dumps(doc, indent=indent, separators=separators, ensure_ascii=False), written out
+    by hand so that every member's offsets are known (the text is checked against json.dumps)."""
+    item_sep, key_sep = separators
+    parts: list[str] = []
+    pos = 0
+
+    def w(s: str) -> None:
+        nonlocal pos
+        parts.append(s)
+        pos += len(s)
+
+    def write(node: _Member, level: int) -> None:
+        v = node.value
+        if not isinstance(v, (dict, list)):
+            w(json.dumps(v, ensure_ascii=False))
+            return
+        node.open = pos
+        w("{" if isinstance(v, dict) else "[")
+        items = list(v.items()) if isinstance(v, dict) else list(enumerate(v))
+        for n, (k, child_value) in enumerate(items):
+            child = _Member(k, child_value)
+            if n:
+                node.children[-1].delim = pos
+                w(item_sep)
+            if indent is not None:
+                w("\n" + " " * indent * (level + 1))
+            if isinstance(v, dict):
+                w(json.dumps(k, ensure_ascii=False))
+                child.colon = pos
+                w(key_sep)
+            node.children.append(child)
+            write(child, level + 1)
+        if items and indent is not None:
+            w("\n" + " " * indent * level)
+        node.close = pos
+        if node.children:
+            node.children[-1].delim = pos
+        w("}" if isinstance(v, dict) else "]")
+
+    root = _Member(None, doc)
+    write(root, 0)
+    text = "".join(parts)
+    assert text == json.dumps(doc, indent=indent, separators=separators, ensure_ascii=False)
+    return text, root
+
+
+def read_before(node: _Member, cut: int):
+    """What text[:cut] says of a container that is open there: the members whose comma or
+    closing bracket is in, and the container member that is still open, with what it holds."""
+    out: dict | list = {} if isinstance(node.value, dict) else []
+    for child in node.children:
+        if isinstance(child.value, (dict, list)):
+            if child.open >= cut:
+                break
+            got = read_before(child, cut)
+        elif child.delim < cut:
+            got = child.value
+        else:
+            break
+        if isinstance(out, dict):
+            out[child.key] = got
+        else:
+            out.append(got)
+    return out
+
+
+def break_pointer(root: _Member, cut: int) -> str:
+    """The member text[:cut] breaks in: in each open container its current key (from its
+    colon to its comma) or element index (the commas so far)."""
+    path, node = [], root
+    while True:
+        if isinstance(node.value, list):
+            idx = sum(1 for ch in node.children[:-1] if ch.delim < cut)
+            path.append(idx)
+            child = node.children[idx] if idx < len(node.children) else None
+        else:
+            current = [ch for ch in node.children if ch.colon < cut <= ch.delim]
+            if not current:
+                break
+            child = current[0]
+            path.append(child.key)
+        if child is None or child.open is None or child.open >= cut or child.close < cut:
+            break
+        node = child
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+_scalars = (st.none() | st.booleans() | st.integers(min_value=-2**63, max_value=2**63 - 1)
+            | st.floats(allow_nan=False, allow_infinity=False)
+            | st.text(st.characters(blacklist_categories=("Cs",)), max_size=6))
+_keys = st.text(st.characters(blacklist_categories=("Cs",)), max_size=4)
+_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=4),
+                       max_leaves=16)
+_documents = st.lists(_values, max_size=4) | st.dictionaries(_keys, _values, max_size=4)
+_layouts = st.sampled_from([(None, (", ", ": ")), (None, (",", ":")), (0, (",", ": ")), (2, (",", ": "))])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_documents, _layouts, st.data())
+def test_salvage_reads_every_complete_member_before_the_break(doc, layout, data):
+    """Against an independent account of where each member of a serialised document ends:
+    salvage of any cut before the closing bracket reads exactly the members completed before
+    the cut (the longest prefix that closes into valid JSON) and points where it broke."""
+    indent, separators = layout
+    text, root = dump_with_offsets(doc, indent, separators)
+    cut = data.draw(st.integers(min_value=0, max_value=root.close), label="cut")
+    got = swf.salvage(text, cut)
+    if cut == 0:
+        assert got is None
+    else:
+        assert got == (read_before(root, cut), break_pointer(root, cut))

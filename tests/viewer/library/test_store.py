@@ -1,7 +1,9 @@
 """viewer.store: what the server holds, cooked once per content, found only by trace id."""
 from __future__ import annotations
 
+import gc
 import shutil
+import weakref
 from pathlib import Path
 
 import pytest
@@ -47,16 +49,40 @@ def test_nothing_but_a_loaded_trace_id_finds_anything(bad):
 
 
 def test_old_uploads_are_let_go(monkeypatch):
+    """Past the bounds the oldest uploads leave the store: not found by key or by trace id,
+    and nothing in the store keeps them alive. Paths and samples are never let go, and a trace
+    another collection also holds stays found there."""
     monkeypatch.setattr(store_mod, "MAX_UPLOAD_COLLECTIONS", 2)
     data = (SAMPLES / "openai_chat.jsonl").read_bytes()
     s = Store()
     keep = s.add_paths([SAMPLES / "openai_chat.jsonl"], origin="sample")
-    cols = [s.add_uploads([(f"{i}.jsonl", data + b"\n" * i)]) for i in range(1, 4)]
-    assert s.get(cols[0].key) is None and s.get(cols[2].key) is cols[2]
-    assert s.get(keep.key) is keep
-    # The trace of the evicted upload is still held (same content as the kept sample).
-    tid = next(iter(keep.traces))
-    assert s.find_trace(tid)[0] in (keep, cols[1], cols[2])
+    (shared,) = keep.traces
+    # The sample's own bytes (the same trace as `keep`), then three different uploads.
+    cols = [s.add_uploads([("same.jsonl", data)])]
+    cols += [s.add_uploads([(f"{i}.jsonl", data + b"\n" * i)]) for i in (1, 2, 3)]
+    assert s.find_trace(shared)[0] is keep
+    first_trace = next(iter(cols[1].traces))
+    assert first_trace != shared
+    keys = [c.key for c in cols]
+    gone = [weakref.ref(c) for c in cols[:2]]
+    kept = cols[2:]
+    del cols
+    gc.collect()
+    assert [c.key for c in s.collections.values()] == [keep.key, keys[2], keys[3]]
+    assert s.get(keys[0]) is None and s.get(keys[1]) is None
+    assert [ref() for ref in gone] == [None, None]  # the store holds nothing of them
+    assert s.find_trace(first_trace) is None
+    for col in kept:
+        (tid,) = col.traces
+        assert s.find_trace(tid)[0] is col
+
+    # The byte bound lets go of the oldest too: three uploads of about len(data) each, room for two.
+    monkeypatch.setattr(store_mod, "MAX_UPLOAD_COLLECTIONS", 100)
+    monkeypatch.setattr(store_mod, "MAX_UPLOAD_BYTES", 2 * len(data) + 10)
+    big = s.add_uploads([("big.jsonl", data + b"\n" * 20)])
+    assert [c.key for c in s.collections.values()] == [keep.key, big.key]
+    assert all(s.find_trace(next(iter(c.traces))) is None for c in kept)
+    assert s.find_trace(shared)[0] is keep
 
 
 def test_bad_input_gives_problems_not_errors():
