@@ -15,14 +15,16 @@ from pathlib import Path
 
 import orjson
 
-from parsers.cook.builder import DocumentBuilder
+from parsers.cook.builder import DocumentBuilder, trace_id
 from parsers.cook.schema import cooked_errors
 from parsers.io.records import looks_binary
 from parsers.io.source import Source, expand, expand_uploads, from_path
-from parsers.model import Problem, UnsupportedFormatError, WorkflowFormatError, internal_error
+from parsers.model import (Problem, RunSummary, Scorecard, UnsupportedFormatError, WorkflowFormatError,
+                           internal_error)
 from parsers.registry import CompanionFile, detect, formats, get
 
-__all__ = ["cook_paths", "cook_uploads", "cook_sources", "InputSummary", "validate_file", "convert_file"]
+__all__ = ["cook_paths", "cook_uploads", "cook_sources", "InputSummary", "list_runs", "open_run", "RunRow",
+           "validate_file", "convert_file"]
 
 
 @dataclass
@@ -148,6 +150,96 @@ def cook_uploads(files: list[tuple[str, bytes]], fmt: str | None = None) -> tupl
     problems: list[Problem] = []
     sources = list(expand_uploads(files, problems))
     return cook_sources(sources, fmt, problems)
+
+
+# -- runs of a container, listed before they are read ------------------------------------------
+
+@dataclass
+class RunRow:
+    """One run of an input: where it is, the trace id it cooks to, and its summary."""
+
+    input: str
+    format: str
+    trace_id: str
+    summary: RunSummary
+
+
+def list_runs(paths, fmt: str | None = None) -> tuple[list[RunRow], list[InputSummary]]:
+    """Every run of the inputs, read from summaries where the format lists its runs lazily,
+    else by cooking the input; never raises for bad input."""
+    problems: list[Problem] = []
+    rows: list[RunRow] = []
+    summaries: list[InputSummary] = []
+    forced = get(fmt) if fmt else None
+    for src in expand(paths, problems):
+        try:
+            f = forced or detect(src)
+            if f.list_runs is not None and f.open_run is not None:
+                digest = _digest(src)
+                listed = list(f.list_runs(src))
+                rows += [RunRow(src.name, f.name, trace_id(f.name, digest, r.index), r) for r in listed]
+                summaries.append(InputSummary(src.name, f.name, records=len(listed), traces=len(listed)))
+                continue
+        except (UnsupportedFormatError, WorkflowFormatError, OSError):
+            pass  # cooked below, which reports it
+        except Exception as e:  # noqa: BLE001
+            summaries.append(InputSummary(src.name, None, problems=[
+                internal_error(src.name, "the run listing", e).as_dict()]))
+            continue
+        doc, (s,) = cook_sources([src], fmt)
+        summaries.append(s)
+        for index, t in enumerate(doc["traces"]):
+            rows.append(RunRow(src.name, t["format"], t["id"], RunSummary(
+                index, t["title"], t["task"], t["models"], t["outcome"], t["outcome_detail"], t["started_at"],
+                t["duration_ms"], len(t["timeline"]), Scorecard.from_dict(t["scorecard"]) if t.get("scorecard") else None)))
+    for p in problems:
+        summaries.append(InputSummary(p.file, None, problems=[p.as_dict()]))
+    return rows, summaries
+
+
+def open_run(path, index: int, fmt: str | None = None) -> tuple[dict, list[InputSummary]]:
+    """The cooked document of one run of an input: read alone where the format opens runs one
+    by one, else cut from the whole input's document. Its trace id is the one `cook_paths`
+    gives the same run."""
+    problems: list[Problem] = []
+    sources = list(expand([path], problems))
+    if len(sources) != 1:
+        doc, summaries = cook_sources(sources, fmt, problems)
+        return doc, summaries
+    src = sources[0]
+    f = get(fmt) if fmt else None
+    try:
+        f = f or detect(src)
+    except (UnsupportedFormatError, OSError):
+        f = None
+    if f is not None and f.open_run is not None:
+        builder = DocumentBuilder()
+        try:
+            result = f.open_run(src, index)
+            entry = builder.add_result(src.name, _digest(src), src.size, result, first_index=index)
+        except Exception as e:  # noqa: BLE001
+            entry = builder.add_failed_input(src.name, None, src.size, f.name,
+                                             [internal_error(src.name, f"the {f.title} reader", e)])
+        doc = builder.document()
+        problems_ = entry["problems"] + [p for t in doc["traces"] for p in t["problems"]]
+        return doc, [InputSummary(src.name, f.name, traces=len(entry["traces"]), requests=len(doc["requests"]),
+                                  messages=len(doc["messages"]), tools=len(doc["tools"]), problems=problems_)]
+    doc, summaries = cook_sources([src], fmt)
+    keep = [t for n, t in enumerate(doc["traces"]) if n == index]
+    ids = {t["id"] for t in keep}
+    rids = {r for t in keep for r in t["requests"]}
+    doc["traces"] = keep
+    doc["requests"] = [r for r in doc["requests"] if r["id"] in rids]
+    used = {m for t in keep for m in t["timeline"]} | {m for r in doc["requests"] for k in
+                                                       ("request_messages", "response_messages") for m in r[k]}
+    doc["messages"] = [m for m in doc["messages"] if m["id"] in used]
+    tools = {x for r in doc["requests"] for x in r["tools"]} | {x for t in keep for x in t["tools"]}
+    doc["tools"] = [x for x in doc["tools"] if x["id"] in tools]
+    for entry in doc["inputs"]:
+        entry["traces"] = [t for t in entry["traces"] if t in ids]
+    if "groups" in doc:
+        doc["groups"] = [g for g in doc["groups"] if ids & set(g.get("sides") or ())]
+    return doc, summaries
 
 
 # -- traceview validate -----------------------------------------------------------------------

@@ -88,8 +88,11 @@ class DocumentBuilder:
         return tid
 
     # -- inputs ---------------------------------------------------------------------
-    def add_result(self, name: str, digest, size: int, result: ParseResult) -> dict:
+    def add_result(self, name: str, digest, size: int, result: ParseResult, first_index: int = 0) -> dict:
         """Cook every trace of one input and record the input's entry.
+
+        `first_index` is the place of the first trace among the input's traces (a run opened
+        on its own keeps the id it has when the whole input is cooked).
 
         `digest` is the input's SHA-256, or a function returning it: trace ids depend on it,
         so they are given once the traces are cooked, which lets the digest be computed
@@ -97,7 +100,7 @@ class DocumentBuilder:
         entry = {"name": name, "format": result.format, "digest": None, "size": size,
                  "traces": [], "problems": []}
         added: list[tuple[int, dict, ParsedTrace]] = []
-        index = -1
+        index = first_index - 1
         traces = iter(result.traces)
         while True:
             try:
@@ -177,7 +180,9 @@ class DocumentBuilder:
             "outcome_detail": parsed.outcome_detail,
             "totals": None, "requests": [], "timeline": timeline, "_reqs": reqs,
             "problems": problems, "tools": self.intern_tools(parsed.tools),
-            "artifacts": scrub(parsed.artifacts), "scores": parsed.scores, "meta": scrub(parsed.meta),
+            "artifacts": scrub([a.as_dict() for a in parsed.artifacts]),
+            "scorecard": scrub(parsed.scorecard.as_dict() or None) if parsed.scorecard else None,
+            "meta": scrub(parsed.meta),
         }
         _fill_times(trace, reqs)
         trace["totals"] = self._totals(trace, reqs, parsed)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 
-from parsers.model import OUTCOMES, ROLES, USAGE_KINDS, Call, Message, ParsedTrace, Problem, json_kind
+from parsers.model import (ARTIFACT_KINDS, OUTCOMES, ROLES, USAGE_KINDS, Artifact, Call, ImageRef, Message, ParsedTrace,
+                           Problem, json_kind)
 
 # Epoch milliseconds the pages can show: 1970-01-01 up to the last moment of year 9999.
 MAX_EPOCH_MS = 253_402_300_799_999
@@ -84,6 +85,21 @@ class Intake:
             return good
         return v  # the same list object: the cook interns a repeated tool list once
 
+    def artifacts(self, where, v) -> list:
+        if not isinstance(v, list):
+            self._bad(where, "the artifacts", "an array of artifacts", v)
+            return []
+        good = []
+        for a in v:
+            if not isinstance(a, Artifact) or a.kind not in ARTIFACT_KINDS:
+                self._bad(where, "an artifact", "a patch, file or sandbox run", getattr(a, "kind", a))
+            elif not all(x is None or isinstance(x, str) for x in (a.title, a.content, a.format)) \
+                    or not isinstance(a.details, dict):
+                self._bad(where, f"a {a.kind} artifact", "text title and content", a.content)
+            else:
+                good.append(a)
+        return good
+
     def message(self, where, m) -> Message | None:
         if not isinstance(m, Message):
             self._bad(where, "a message", "a message", m)
@@ -106,8 +122,15 @@ class Intake:
         if m.is_error is not None and not isinstance(m.is_error, bool):
             self._bad(where, "is_error", "true or false", m.is_error)
             m.is_error = None
+        if m.images is not None and not (isinstance(m.images, list)
+                                         and all(isinstance(im, ImageRef) for im in m.images)):
+            self._bad(where, "the images of a message", "image references", m.images)
+            m.images = None
         if m.extra is not None and not isinstance(m.extra, dict):
+            self._bad(where, "the message details", "an object", m.extra)
             m.extra = None
+        if m.extra and "timestamp" in m.extra:
+            m.extra["timestamp"] = self.time(where, "a message time", m.extra["timestamp"])
         return m
 
     def messages(self, where, v) -> list:
@@ -162,9 +185,7 @@ class Intake:
         t.outcome_detail = self.text(where, "the outcome detail", t.outcome_detail)
         t.stated_cost = self.number(where, "the stated cost", t.stated_cost, MAX_COST)
         t.tools = self.tools(where, t.tools)
-        if not isinstance(t.artifacts, list) or not all(isinstance(a, dict) for a in t.artifacts):
-            self._bad(where, "the artifacts", "an array of objects", t.artifacts)
-            t.artifacts = [a for a in t.artifacts if isinstance(a, dict)] if isinstance(t.artifacts, list) else []
+        t.artifacts = self.artifacts(where, t.artifacts)
         if not isinstance(t.meta, dict):
             self._bad(where, "the metadata", "an object", t.meta)
             t.meta = {}

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from parsers.model import Companion, Format, Message, ParsedTrace, ParseResult, Problem, Turn, json_kind, pointer
+from parsers.model import (Artifact, Companion, Format, Message, ParsedTrace, ParseResult, Problem, Scorecard, Turn,
+                           json_kind, pointer)
 from parsers.io.guard import record_guard
 from parsers.io.records import first_char, iter_records, looks_binary
 from parsers.providers.roles import role_of
@@ -417,28 +418,29 @@ def _trace(src: Source, conv: _Conv, sid: str, side: str | None, mode: str | Non
             "template": state.get("template_name") if isinstance(state.get("template_name"), str) else None,
             "records": dict(sorted(conv.types.items())), "regenerations": conv.regenerations,
             "sandbox_runs": len(runs)}
-    scores = None
+    card = Scorecard()
     outcome_detail = None
     if votes and side:
         tally = Counter()
         for v in votes:
             w = VOTES[v.type]
             tally["won" if w == side else "lost" if w in ("left", "right") else w] += 1
-        scores = {"votes": {k: tally.get(k, 0) for k in ("won", "lost", "tie", "bothbad")}}
+        card.votes = {k: tally.get(k, 0) for k in ("won", "lost", "tie", "bothbad")}
         last = VOTES[votes[-1].type]
         outcome_detail = ("won the vote" if last == side else "lost the vote" if last in ("left", "right")
                           else "vote: tie" if last == "tie" else "vote: both bad")
     if conv.feedback:
         fb = Counter(conv.feedback.values())
-        scores = {**(scores or {}), "feedback": {k: fb.get(k, 0) for k in FEEDBACK}}
+        card.feedback = {k: fb.get(k, 0) for k in FEEDBACK}
     return ParsedTrace(format=NAME, title=title, task=sid, messages=messages, turns=turns,
                        models=[conv.model] if conv.model else None, outcome_detail=outcome_detail,
-                       artifacts=runs, scores=scores, meta=meta, problems=problems, ref=conv.conv_id)
+                       artifacts=runs, scorecard=None if card.is_empty() else card, meta=meta, problems=problems,
+                       ref=conv.conv_id)
 
 
 # -- sandbox logs --------------------------------------------------------------------------
 
-def _sandbox_runs(src: Source, conv_ids: set[str], problems: list[Problem]) -> dict[str, list[dict]]:
+def _sandbox_runs(src: Source, conv_ids: set[str], problems: list[Problem]) -> dict[str, list[Artifact]]:
     """conv_id -> its sandbox runs, ordered by (chat_round, run_round)."""
     found: dict[str, Source] = {}
     for d in _SANDBOX_DIRS:
@@ -454,14 +456,14 @@ def _sandbox_runs(src: Source, conv_ids: set[str], problems: list[Problem]) -> d
                 sib = src.sibling(posixpath.join(folder, e))
                 if sib is not None:
                     found.setdefault(sib.name, sib)
-    runs: dict[str, list[dict]] = {}
+    runs: dict[str, list[Artifact]] = {}
     for name in sorted(found):
-        run = _sandbox_run(found[name], conv_ids, problems)
-        if run is not None:
-            cid = run.pop("_conv")
+        got = _sandbox_run(found[name], conv_ids, problems)
+        if got is not None:
+            cid, run = got
             runs.setdefault(cid, []).append(run)
     for lst in runs.values():
-        lst.sort(key=lambda r: (r["chat_round"] or 0, r["run_round"] or 0, r["source"]))
+        lst.sort(key=lambda r: (r.details["chat_round"] or 0, r.details["run_round"] or 0, r.details["source"]))
     return runs
 
 
@@ -481,7 +483,7 @@ def _named_for(names: list[str], conv_ids: set[str]) -> list[str]:
     return out
 
 
-def _sandbox_run(sbx: Source, conv_ids: set[str], problems: list[Problem]) -> dict | None:
+def _sandbox_run(sbx: Source, conv_ids: set[str], problems: list[Problem]) -> tuple[str, Artifact] | None:
     m = _SANDBOX_NAME.match(sbx.basename)
     if sbx.size > MAX_SANDBOX_BYTES:
         problems.append(Problem(sbx.name, f"sandbox log not attached: larger than {MAX_SANDBOX_BYTES} bytes"))
@@ -523,21 +525,20 @@ def _sandbox_run(sbx: Source, conv_ids: set[str], problems: list[Problem]) -> di
         tstamp = next((_num(r, "tstamp", "timestamp", "time") for r in records
                        if isinstance(r, dict) and _num(r, "tstamp", "timestamp", "time") is not None), None)
     error = text("sandbox_error", "error", "stderr")
-    run = {
-        "kind": "sandbox_run",
-        "title": f"Sandbox run, round {chat_round}, run {run_round}" + (f" ({env})" if isinstance(env, str) else ""),
+    details = {
         "chat_round": chat_round, "run_round": run_round,
         "code": text("code_to_execute", "code"), "output": text("sandbox_output", "output", "stdout") or None,
         "error": error or None, "sandbox_id": st.get("sandbox_id") if isinstance(st.get("sandbox_id"), str) else None,
-        "tstamp": to_epoch_ms(tstamp), "source": sbx.name, "_conv": cid,
+        "tstamp": to_epoch_ms(tstamp), "source": sbx.name,
     }
     if isinstance(st.get("code_language"), str):
-        run["language"] = st["code_language"]
+        details["language"] = st["code_language"]
     if isinstance(env, str):
-        run["environment"] = env
+        details["environment"] = env
     if isinstance(records, list):
-        run["interactions"] = len(records)
-    return run
+        details["interactions"] = len(records)
+    title = f"Sandbox run, round {chat_round}, run {run_round}" + (f" ({env})" if isinstance(env, str) else "")
+    return cid, Artifact("sandbox_run", title, details=details)
 
 
 FORMAT = Format(

@@ -7,10 +7,10 @@ the JSON pointer of the offending value. A record that violates the schema still
 far as it is readable; only a record that is not an object, or that has neither `id` nor
 `task.id` to name it, is skipped.
 
-A data point holds no conversation: it becomes a trace with no messages whose scores carry
-the record's groups under the seed's field names (task, routing, execution, evaluation,
-rl = rlLabels, provenance, caws). `agent_statistics` aggregates them the way the format's
-`agent_statistics` table does.
+A data point holds no conversation: it becomes a trace with no messages and a scorecard
+(parsers.model.scorecard): the overall score and the success verdict, the rubric, quality
+gates, per-turn RL labels, the total reward, execution metrics, tool use, the routing
+decision with its alternatives, and the CAWS, minimal-diff and provenance figures as tables.
 """
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from importlib import resources
 
 import jsonschema
 
-from parsers.model import Format, ParsedTrace, ParseResult, Problem, json_kind, pointer
+from parsers.model import (Agent, Alternative, Format, Gate, ParsedTrace, ParseResult, Problem, Routing, Score,
+                           Scorecard, ToolUse, TurnScore, json_kind, pointer)
 from parsers.io.guard import record_guard
 from parsers.io.records import as_dict, as_number, as_text, first_char, iter_records, looks_binary
 
@@ -32,9 +33,16 @@ from parsers.io.times import to_epoch_ms
 
 NAME = "benchmark"
 TITLE = "BenchmarkDataPoint records"
-# scores key -> the record's own field
-SCORE_GROUPS = (("task", "task"), ("routing", "routing"), ("execution", "execution"),
-                ("evaluation", "evaluation"), ("rl", "rlLabels"), ("provenance", "provenance"), ("caws", "caws"))
+# The seed's rubric criteria, in its order (others follow in the record's order).
+RUBRIC = ("format", "tool", "task", "minimal", "cost", "safety")
+# rlLabels.turns[] field -> turn series of the scorecard
+TURN_SERIES = (("turnReward", "reward"), ("taskProgress", "progress"), ("informationGain", "information_gain"),
+               ("formatCorrectness", "format_correctness"), ("safetyScore", "safety"))
+# execution field -> scorecard metric
+METRICS = (("latencyMs", "latency_ms"), ("tokensUsed", "tokens"), ("thinkingTokens", "thinking_tokens"),
+           ("outputTokens", "output_tokens"), ("toolCallCount", "tool_calls"),
+           ("toolCallSuccessRate", "tool_success_rate"), ("timeToFirstAction", "time_to_first_action_ms"),
+           ("tokenEfficiency", "token_efficiency"))
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
 
 
@@ -146,7 +154,7 @@ def to_trace(rec) -> tuple[ParsedTrace | None, str | None]:
         started_at=started, duration_ms=latency,
         ended_at=started + int(latency) if started is not None and latency is not None else None,
         outcome=outcome, outcome_detail=detail,
-        scores={key: rec[field] for key, field in SCORE_GROUPS if field in rec},
+        scorecard=scorecard(rec),
         meta={k: v for k, v in meta.items() if v is not None},
     ), None
 
@@ -175,63 +183,85 @@ def _outcome(execution: dict, evaluation: dict, rl: dict) -> tuple[str, str | No
 
 
 
+def scorecard(rec: dict) -> Scorecard:
+    """The typed scorecard of one data point (parts the record lacks stay empty)."""
+    task, routing, execution = as_dict(rec.get("task")), as_dict(rec.get("routing")), as_dict(rec.get("execution"))
+    evaluation, rl, caws = as_dict(rec.get("evaluation")), as_dict(rec.get("rlLabels")), as_dict(rec.get("caws"))
+    scores = []
+    if as_number(evaluation.get("overallScore")) is not None:
+        scores.append(Score("overall", evaluation["overallScore"]))
+    for field, scorer in (("success", "success"), ("partialSuccess", "partial_success")):
+        if isinstance(execution.get(field), bool):
+            scores.append(Score(scorer, execution[field]))
+    rub = as_dict(evaluation.get("rubricScores"))
+    rubric = {k: rub[k] for k in (*RUBRIC, *(k for k in rub if k not in RUBRIC))
+              if k in rub and as_number(rub[k]) is not None}
+    gates = [Gate(str(g.get("name")), _bool(g.get("passed")), as_number(g.get("score")),
+                  as_number(g.get("threshold")), _bool(g.get("mandatory")))
+             for g in _objects(evaluation.get("qualityGates"))]
+    turns = [TurnScore(t["turnNumber"] if _is_int(t.get("turnNumber")) else k + 1,
+                       {name: t[field] for field, name in TURN_SERIES if as_number(t.get(field)) is not None},
+                       as_text(t.get("toolCalled")))
+             for k, t in enumerate(_objects(rl.get("turns")))]
+    agent = as_dict(routing.get("selectedAgent"))
+    hist = as_dict(routing.get("historicalPerformance"))
+    route = Routing(
+        strategy=as_text(routing.get("strategy")), confidence=as_number(routing.get("confidence")),
+        rationale=as_text(routing.get("rationale")),
+        alternatives=[Alternative(as_text(a.get("agentId")), as_number(a.get("score")), as_text(a.get("reason")))
+                      for a in _objects(routing.get("alternativesConsidered"))],
+        history={name: hist[field] for field, name in (("agentSuccessRate", "success_rate"),
+                                                       ("agentAvgQuality", "quality"), ("agentTaskCount", "tasks"))
+                 if as_number(hist.get(field)) is not None})
+    checks = {name: evaluation[field] for field, name in (("cawsCompliant", "CAWS compliant"),
+                                                           ("budgetCompliant", "budget compliant"))
+              if isinstance(evaluation.get(field), bool)}
+    labels = {name: v for name, v in (("complexity", as_text(task.get("complexity"))),
+                                      ("final outcome", as_text(rl.get("finalOutcome"))),
+                                      ("CAWS spec", as_text(caws.get("specId"))),
+                                      ("CAWS verdict", as_text(caws.get("verdictId")))) if v is not None}
+    tables = {name: _rows(group) for name, group in (
+        ("minimal-diff metrics", evaluation.get("minimalDiffMetrics")), ("CAWS scores", caws.get("scores")),
+        ("CAWS budget", caws.get("budgetUsage")), ("provenance", rec.get("provenance")))}
+    return Scorecard(
+        scores=scores, rubric=rubric, gates=gates, gates_passed=_bool(evaluation.get("passedAllMandatory")),
+        turns=turns,
+        rewards={"total": rl["totalReward"]} if as_number(rl.get("totalReward")) is not None else {},
+        metrics={name: execution[field] for field, name in METRICS if as_number(execution.get(field)) is not None},
+        checks=checks, labels=labels, task_type=as_text(task.get("type")),
+        agent=Agent(as_text(agent.get("id")), as_text(agent.get("name")), as_text(agent.get("modelFamily")))
+        if agent else None,
+        routing=route if route.as_dict() else None,
+        tools=[ToolUse(str(t.get("toolName")), t["callCount"] if _is_int(t.get("callCount")) else None,
+                       as_number(t.get("successRate")), as_number(t.get("avgLatency")))
+               for t in _objects(execution.get("toolsUsed"))],
+        tables={k: v for k, v in tables.items() if v},
+    )
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _bool(v) -> bool | None:
+    return v if isinstance(v, bool) else None
+
+
+def _objects(v) -> list[dict]:
+    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
+
+
+def _rows(group) -> list[dict]:
+    """An object of named values as (metric, value) rows; nested values as compact JSON text."""
+    return [{"metric": k, "value": v if v is None or isinstance(v, (str, int, float, bool))
+             else json.dumps(v, separators=(",", ":"))} for k, v in as_dict(group).items()]
+
+
 def _one_line(v, limit: int = 100) -> str | None:
     if not isinstance(v, str) or not v.strip():
         return None
     s = " ".join(v.split())
     return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-# -- statistics ---------------------------------------------------------------------------
-def agent_statistics(items, by_task_type: bool = True) -> list[dict]:
-    """Per agent (and task type) totals as the format's `agent_statistics` table holds them.
-
-    `items` may be cooked traces (dicts with "scores"), ParsedTraces, their scores dicts or
-    raw BenchmarkDataPoint records. Averages skip missing values (None when there are none);
-    rounding follows the table's column types: success_rate to 4 places, avg_quality to 2,
-    avg_latency and avg_tokens to integers. The table's time buckets are left out."""
-    groups: dict[tuple, dict] = {}
-    for item in items:
-        s = _scores_of(item)
-        agent = as_dict(as_dict(s.get("routing")).get("selectedAgent"))
-        agent_id = as_text(agent.get("id")) or as_text(agent.get("name"))
-        if agent_id is None:
-            continue
-        execution = as_dict(s.get("execution"))
-        task_type = as_dict(s.get("task")).get("type") if by_task_type else None
-        g = groups.setdefault((agent_id, task_type), {
-            "agent_id": agent_id, "agent_name": agent.get("name"), "task_type": task_type,
-            "total_tasks": 0, "successful_tasks": 0, "_quality": [], "_latency": [], "_tokens": []})
-        g["total_tasks"] += 1
-        g["successful_tasks"] += execution.get("success") is True
-        for key, v in (("_quality", as_dict(s.get("evaluation")).get("overallScore")),
-                       ("_latency", execution.get("latencyMs")), ("_tokens", execution.get("tokensUsed"))):
-            if as_number(v) is not None:
-                g[key].append(v)
-    rows = []
-    for key in sorted(groups, key=lambda k: (k[0], k[1] or "")):
-        g = groups[key]
-        rows.append({
-            "agent_id": g["agent_id"], "agent_name": g["agent_name"], "task_type": g["task_type"],
-            "total_tasks": g["total_tasks"], "successful_tasks": g["successful_tasks"],
-            "success_rate": round(g["successful_tasks"] / g["total_tasks"], 4),
-            "avg_quality": _mean(g["_quality"], 2), "avg_latency": _mean(g["_latency"], None),
-            "avg_tokens": _mean(g["_tokens"], None),
-        })
-    return rows
-
-
-def _scores_of(item) -> dict:
-    scores = getattr(item, "scores", None)
-    if scores is None and isinstance(item, dict):
-        scores = item.get("scores") if "scores" in item and "routing" not in item else item
-    return as_dict(scores)
-
-
-def _mean(values: list, places: int | None):
-    if not values:
-        return None
-    return round(sum(values) / len(values), places)
 
 
 # -- `traceview validate` -----------------------------------------------------------------

@@ -9,7 +9,7 @@ A file is a JSON array (or a single object) of instances, in one of two shapes:
   the trials file) of a JSON file holding them.
 The harness writes `<run>.summary.json` beside the trials file; when it is there, its
 per-instance verdicts (`details.correct`, `details.correct_secure`, ...) decide each trace's
-outcome and become its scores. Problem paths are JSON pointers into the file's document.
+outcome and become its scorecard. Problem paths are JSON pointers into the file's document.
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ import re
 import orjson
 
 from parsers.providers import usage as usage_mod
-from parsers.model import Companion, Format, Message, ParsedTrace, ParseResult, Problem, Turn, json_kind
+from parsers.model import (Artifact, Companion, Format, Message, ParsedTrace, ParseResult, Problem, Score, Scorecard,
+                           Turn, json_kind)
 from parsers.io.guard import record_guard
 from parsers.io.records import as_number, as_text, first_char, looks_binary
 # The two APIs' message shapes are read exactly as in request logs.
@@ -199,7 +200,7 @@ def _instance(src: Source, inst, i: int, base: str, summary, file_problems: list
     patch = inst.get("model_patch")
     if isinstance(patch, str):
         if patch.strip():
-            trace.artifacts.append({"kind": "patch", "title": "model_patch", "content": patch, "format": "unified-diff"})
+            trace.artifacts.append(Artifact("patch", "model_patch", patch, "unified-diff"))
     elif patch is not None:
         problems.append(Problem(src.name, f"expected a unified diff as a string, found {json_kind(patch)}; not shown",
                                 record=i, path=base + "/model_patch"))
@@ -376,7 +377,7 @@ VERDICT_TEXT = {
 
 def _apply_verdicts(trace: ParsedTrace, iid: str, summary_name: str, verdicts: dict[str, set]) -> None:
     scores = {k: iid in ids for k, ids in verdicts.items()}
-    trace.scores = scores
+    trace.scorecard = Scorecard(scores=[Score(k, v) for k, v in scores.items()]) if scores else None
     if scores.get("correct_secure"):
         trace.outcome, text = "success", VERDICT_TEXT["success"]
     elif scores.get("correct"):

@@ -1,12 +1,20 @@
-"""The typed model every format converts into and the cook reads: messages and their parts,
-calls (requests), traces, problems; plus the error vocabulary."""
+"""The typed model every format converts into and the cook reads: messages and their image
+references, calls (requests), traces, artifacts, scorecards, problems, and what a format
+plug-in declares."""
 from parsers.model.problem import (ConversionError, Problem, UnsupportedFormatError, ValidationError,
                                    WorkflowFormatError, internal_error, json_kind, pointer)
-from parsers.model.format import Companion, Format
+from parsers.model.artifact import ARTIFACT_KINDS, Artifact
 from parsers.model.parts import ImageRef
+from parsers.model.scorecard import Agent, Alternative, Gate, Routing, Score, Scorecard, ToolUse, TurnScore
 from parsers.model.trace import (MODEL_ROLES, OUTCOMES, ROLES, USAGE_KINDS, Call, Message, ParsedTrace,
                                  ParseResult, Turn)
+from parsers.model.format import Companion, Format, RunSummary
 
-__all__ = ["Companion", "Format", "ImageRef", "ConversionError", "Problem", "UnsupportedFormatError", "ValidationError", "WorkflowFormatError",
-           "internal_error", "json_kind", "pointer", "MODEL_ROLES", "OUTCOMES", "ROLES", "USAGE_KINDS", "Call", "Message",
-           "ParsedTrace", "ParseResult", "Turn"]
+__all__ = [
+    "ConversionError", "Problem", "UnsupportedFormatError", "ValidationError", "WorkflowFormatError",
+    "internal_error", "json_kind", "pointer",
+    "ARTIFACT_KINDS", "Artifact", "ImageRef",
+    "Agent", "Alternative", "Gate", "Routing", "Score", "Scorecard", "ToolUse", "TurnScore",
+    "MODEL_ROLES", "OUTCOMES", "ROLES", "USAGE_KINDS", "Call", "Message", "ParsedTrace", "ParseResult", "Turn",
+    "Companion", "Format", "RunSummary",
+]

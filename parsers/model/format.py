@@ -3,9 +3,10 @@ it in the `traceview.formats` entry-point group; the registry loads it from ther
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
+from parsers.model.scorecard import Scorecard
 from parsers.model.trace import ParseResult
 
 
@@ -25,6 +26,10 @@ class Format:
       format's kind, else its schema violations as (JSON pointer, message) pairs.
     - `convert(source)` (optional) returns (the input as a Standard Workflow Format document,
       problems), for `traceview convert --to swf`.
+    - `list_runs(source)` and `open_run(source, index)` (optional, together): a container of
+      many runs (an evaluation log of 1,000 samples) lists its runs from their summaries
+      without reading every run, and reads one run when it is opened. `open_run` returns a
+      ParseResult holding that one trace, the same trace `parse` gives at that index.
     """
 
     name: str
@@ -37,7 +42,26 @@ class Format:
     priority: int = 100  # lower sniffs first; specific formats before general ones
     validate: Callable | None = None
     convert: Callable | None = None
+    list_runs: Callable | None = None
+    open_run: Callable | None = None
 
     def matches_name(self, basename: str) -> bool:
         low = basename.lower()
         return any(fnmatch.fnmatchcase(low, p) for p in self.patterns)
+
+
+@dataclass(slots=True)
+class RunSummary:
+    """One run of an input as a listing shows it, before (or without) reading the run itself.
+    `index` is the run's place among the traces `parse` gives (it makes the trace id)."""
+
+    index: int
+    title: str | None = None
+    task: str | None = None
+    models: list[str] = field(default_factory=list)
+    outcome: str = "unknown"
+    outcome_detail: str | None = None
+    started_at: int | None = None  # epoch ms
+    duration_ms: float | None = None
+    messages: int | None = None
+    scorecard: Scorecard | None = None

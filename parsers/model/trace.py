@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from parsers.model.artifact import Artifact
 from parsers.model.parts import ImageRef
 from parsers.model.problem import Problem
+from parsers.model.scorecard import Scorecard
 
 ROLES = ("system", "user", "assistant", "thinking", "tool_use", "tool_result")
 MODEL_ROLES = frozenset(("assistant", "thinking", "tool_use"))
@@ -85,8 +87,8 @@ class ParsedTrace:
     outcome_detail: str | None = None
     stated_cost: float | None = None  # a total the source states (kept beside the computed one)
     tools: list[dict] = field(default_factory=list)  # tools offered, for trajectory formats
-    artifacts: list[dict] = field(default_factory=list)
-    scores: dict | None = None
+    artifacts: list[Artifact] = field(default_factory=list)
+    scorecard: Scorecard | None = None  # how the trace was judged (parsers.model.scorecard)
     meta: dict = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     # Reference a format can give so that groups (battles) can point at this trace.

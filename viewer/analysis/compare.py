@@ -17,7 +17,6 @@ what `render_messages` returned, with fixed labels of its own.
 """
 from __future__ import annotations
 
-import datetime as dt
 import difflib
 import html
 import re
@@ -479,15 +478,8 @@ def vote_text(vote: dict, models) -> str:
 
 
 def vote_time(vote: dict) -> str:
-    """When the vote was cast, to the second (epoch ms, or seconds as FastChat writes them)."""
-    ts = vote.get("tstamp")
-    if not isinstance(ts, (int, float)) or isinstance(ts, bool):
-        return "—"
-    try:
-        at = dt.datetime.fromtimestamp((ts if ts >= 1e11 else ts * 1000) / 1000, dt.timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return "—"
-    return at.strftime("%Y-%m-%d %H:%M:%S UTC")
+    """When the vote was cast, to the second (the cook gives epoch ms)."""
+    return fmt.when(vote.get("tstamp"), "%Y-%m-%d %H:%M:%S UTC")
 
 
 def battle_row(group: dict, traces: dict) -> dict:

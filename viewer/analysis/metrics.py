@@ -1,5 +1,5 @@
 """Numbers behind the Metrics page: per-request frames, tool use, totals, pricing, aggregates
-across traces, and the scorecard of BenchmarkDataPoint records.
+across traces, and a trace's scorecard (read through the typed parsers.model.Scorecard).
 
 Pure functions over the cooked document (no Streamlit), each returning a pandas frame or a
 plain dict; `figures` at the end turns the frames into plotly figures. Every per-request
@@ -12,6 +12,7 @@ from collections import Counter
 
 import pandas as pd
 
+from parsers.model import Scorecard
 from viewer.analysis.requests import USAGE_KINDS, trace_requests
 
 TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
@@ -414,85 +415,124 @@ def selected_request(selection) -> str | None:
     return None
 
 
-# -- BenchmarkDataPoint scorecards ----------------------------------------------------------
-RUBRIC = ("format", "tool", "task", "minimal", "cost", "safety")
-TURN_SERIES = ("turnReward", "taskProgress", "informationGain", "formatCorrectness", "safetyScore")
+# -- scorecards -----------------------------------------------------------------------------
+# Turn series drawn from the start; the others wait in the legend.
+TURN_SHOWN = ("reward", "progress")
+HEADLINE_METRICS = ("latency_ms", "tokens", "thinking_tokens", "output_tokens", "tool_calls", "tool_success_rate",
+                    "time_to_first_action_ms", "token_efficiency")
+AGENT_STATS_COLUMNS = ["agent_id", "agent_name", "task_type", "total_tasks", "successful_tasks", "success_rate",
+                       "avg_quality", "avg_latency", "avg_tokens"]
 
 
-def _obj(v) -> dict:
-    return v if isinstance(v, dict) else {}
+def card(trace: dict) -> Scorecard:
+    """The typed scorecard of a cooked trace (empty when it has none)."""
+    return Scorecard.from_dict(trace.get("scorecard"))
 
 
-def _list(v) -> list:
-    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
+def has_scorecard(trace: dict) -> bool:
+    return bool(trace.get("scorecard"))
 
 
 def is_scorecard(trace: dict) -> bool:
-    """A benchmark data point: scores with evaluation / execution / routing, no conversation."""
-    s = _obj(trace.get("scores"))
-    return bool(s) and any(k in s for k in ("evaluation", "execution", "routing")) and not trace.get("timeline") \
-        and not trace.get("requests")
+    """A trace that is only a scorecard (a benchmark data point): no conversation, no requests."""
+    return has_scorecard(trace) and not trace.get("timeline") and not trace.get("requests")
+
+
+def _frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
+    """Rows as a frame; a column mixing kinds of value (numbers and text) is shown as text."""
+    df = pd.DataFrame(rows, columns=columns)
+    for c in df.columns:
+        kinds = {type(v) for v in df[c] if v is not None and v == v}
+        if len(kinds) > 1 and not kinds <= {int, float}:
+            df[c] = [None if v is None else str(v) for v in df[c]]
+    return df
 
 
 def scorecard(trace: dict) -> dict:
-    """The scorecard of a data point as frames and plain values (missing parts come back empty).
+    """A trace's scorecard as frames and plain values (missing parts come back empty).
 
-    Keys: headline (dict), rubric (criterion, score), gates (name, passed, score, threshold,
-    mandatory), minimal_diff (metric, value), turns (turn, tool, and TURN_SERIES), routing
-    (dict), alternatives (agent, score, reason, chosen), tools_used (tool, calls, success_rate,
-    avg_latency_ms), caws (metric, value)."""
-    s = _obj(trace.get("scores"))
-    task, routing, ex, ev, rl = (_obj(s.get(k)) for k in ("task", "routing", "execution", "evaluation", "rl"))
-    caws = _obj(s.get("caws"))
-    rub = _obj(ev.get("rubricScores"))
-    rubric = pd.DataFrame([(k, _num(rub.get(k))) for k in (*RUBRIC, *(k for k in rub if k not in RUBRIC))
-                           if k in rub], columns=["criterion", "score"])
-    gates = pd.DataFrame([(str(g.get("name")), g.get("passed"), _num(g.get("score")), _num(g.get("threshold")),
-                           g.get("mandatory")) for g in _list(ev.get("qualityGates"))],
-                         columns=["name", "passed", "score", "threshold", "mandatory"])
-    minimal = pd.DataFrame(list(_obj(ev.get("minimalDiffMetrics")).items()), columns=["metric", "value"])
-    turns = pd.DataFrame([(t.get("turnNumber", k + 1), t.get("toolCalled"), *(_num(t.get(c)) for c in TURN_SERIES))
-                          for k, t in enumerate(_list(rl.get("turns")))],
-                         columns=["turn", "tool", *TURN_SERIES])
-    agent = _obj(routing.get("selectedAgent"))
-    alternatives = [(agent.get("id") or agent.get("name"), _num(routing.get("confidence")),
-                     routing.get("rationale") or "chosen", True)] if agent else []
-    alternatives += [(a.get("agentId"), _num(a.get("score")), a.get("reason"), False)
-                     for a in _list(routing.get("alternativesConsidered"))]
-    tools_used = pd.DataFrame([(t.get("toolName"), t.get("callCount"), _num(t.get("successRate")),
-                                _num(t.get("avgLatency"))) for t in _list(ex.get("toolsUsed"))],
-                              columns=["tool", "calls", "success_rate", "avg_latency_ms"])
-    hist = _obj(routing.get("historicalPerformance"))
+    Keys: headline (dict), scores (scorer, epoch, value, numeric, label, answer, explanation),
+    rubric (criterion, score), gates (name, passed, score, threshold, mandatory), turns (turn,
+    tool, one column per series, reward and progress first), routing (dict),
+    alternatives (agent, score, reason, chosen), tools_used (tool, calls, success_rate,
+    avg_latency_ms), rewards, checks, labels, votes, feedback (dicts), tables (name -> frame)."""
+    sc = card(trace)
+    overall = sc.score("overall")
+    mandatory = [g.passed for g in sc.gates if g.mandatory]
+    gates_passed = sc.gates_passed if sc.gates_passed is not None else (
+        all(p is True for p in mandatory) if mandatory and None not in mandatory else None)
+    total = sc.rewards.get("total")
+    if total is None and len(sc.rewards) == 1:
+        (total,) = sc.rewards.values()
+    headline = {"task": trace.get("task"), "type": sc.task_type, "outcome": trace.get("outcome"),
+                "overall_score": _num(overall.numeric) if overall else None, "passed_all_mandatory": gates_passed,
+                "total_reward": _num(total), **{k: _num(sc.metrics.get(k)) for k in HEADLINE_METRICS}}
+    series = list(dict.fromkeys(k for t in sc.turns for k in t.values))
+    series.sort(key=lambda k: TURN_SHOWN.index(k) if k in TURN_SHOWN else len(TURN_SHOWN))
+    agent = sc.agent
+    r = sc.routing
+    alternatives = [(agent.key, _num(r.confidence) if r else None, (r.rationale if r else None) or "chosen", True)] \
+        if agent is not None and agent.key else []
+    alternatives += [(a.agent, _num(a.score), a.reason, False) for a in (r.alternatives if r else [])]
+    hist = r.history if r else {}
     return {
-        "headline": {"task": task.get("id"), "type": task.get("type"), "complexity": task.get("complexity"),
-                     "outcome": trace.get("outcome"), "overall_score": _num(ev.get("overallScore")),
-                     "passed_all_mandatory": ev.get("passedAllMandatory"), "final_outcome": rl.get("finalOutcome"),
-                     "total_reward": _num(rl.get("totalReward")), "latency_ms": _num(ex.get("latencyMs")),
-                     "tokens": _num(ex.get("tokensUsed")), "thinking_tokens": _num(ex.get("thinkingTokens")),
-                     "output_tokens": _num(ex.get("outputTokens")), "tool_calls": _num(ex.get("toolCallCount")),
-                     "tool_success_rate": _num(ex.get("toolCallSuccessRate")),
-                     "time_to_first_action_ms": _num(ex.get("timeToFirstAction")),
-                     "token_efficiency": _num(ex.get("tokenEfficiency")),
-                     "caws_compliant": ev.get("cawsCompliant"), "budget_compliant": ev.get("budgetCompliant")},
-        "rubric": rubric, "gates": gates, "minimal_diff": minimal, "turns": turns,
-        "routing": {"agent": agent.get("name") or agent.get("id"), "agent_id": agent.get("id"),
-                    "model_family": agent.get("modelFamily"), "strategy": routing.get("strategy"),
-                    "confidence": _num(routing.get("confidence")), "rationale": routing.get("rationale"),
-                    "history_success_rate": _num(hist.get("agentSuccessRate")),
-                    "history_quality": _num(hist.get("agentAvgQuality")), "history_tasks": hist.get("agentTaskCount")},
+        "headline": headline,
+        "scores": _frame([{"scorer": s.scorer, "epoch": s.epoch, "value": s.value, "numeric": s.numeric,
+                           "label": s.label, "answer": s.answer, "explanation": s.explanation} for s in sc.scores],
+                         ["scorer", "epoch", "value", "numeric", "label", "answer", "explanation"]),
+        "rubric": pd.DataFrame([(k, _num(v)) for k, v in sc.rubric.items()], columns=["criterion", "score"]),
+        "gates": pd.DataFrame([(g.name, g.passed, _num(g.score), _num(g.threshold), g.mandatory) for g in sc.gates],
+                              columns=["name", "passed", "score", "threshold", "mandatory"]),
+        "turns": pd.DataFrame([(t.turn, t.tool, *(_num(t.values.get(k)) for k in series)) for t in sc.turns],
+                              columns=["turn", "tool", *series]),
+        "routing": {"agent": (agent.name or agent.id) if agent else None, "agent_id": agent.id if agent else None,
+                    "model_family": agent.model_family if agent else None, "strategy": r.strategy if r else None,
+                    "confidence": _num(r.confidence) if r else None, "rationale": r.rationale if r else None,
+                    "history_success_rate": _num(hist.get("success_rate")), "history_quality": _num(hist.get("quality")),
+                    "history_tasks": hist.get("tasks")},
         "alternatives": pd.DataFrame(alternatives, columns=["agent", "score", "reason", "chosen"]),
-        "tools_used": tools_used,
-        "caws": pd.DataFrame([(k, v) for k, v in _obj(caws.get("scores")).items()], columns=["metric", "value"]),
+        "tools_used": pd.DataFrame([(t.name, t.calls, _num(t.success_rate), _num(t.avg_latency_ms)) for t in sc.tools],
+                                   columns=["tool", "calls", "success_rate", "avg_latency_ms"]),
+        "rewards": dict(sc.rewards), "checks": dict(sc.checks), "labels": dict(sc.labels),
+        "votes": dict(sc.votes), "feedback": dict(sc.feedback),
+        "tables": {name: _frame(rows) for name, rows in sc.tables.items()},
     }
 
 
 def agent_stats(traces: list[dict]) -> pd.DataFrame:
-    """The format's agent statistics over the data points among `traces`."""
-    from parsers.formats.benchmark import agent_statistics
+    """Per agent and task type, over the traces whose scorecard names an agent: tasks, successes
+    (a "success" or "resolved" verdict of true), success rate (4 places), and the means of the
+    overall score (2 places), latency and tokens (integers); missing values are skipped."""
+    groups: dict[tuple, dict] = {}
+    for t in traces:
+        if not has_scorecard(t):
+            continue
+        sc = card(t)
+        if sc.agent is None or not sc.agent.key:
+            continue
+        g = groups.setdefault((sc.agent.key, sc.task_type), {
+            "agent_id": sc.agent.key, "agent_name": sc.agent.name, "task_type": sc.task_type,
+            "total_tasks": 0, "successful_tasks": 0, "quality": [], "latency": [], "tokens": []})
+        verdict = sc.score("success") or sc.score("resolved")
+        g["total_tasks"] += 1
+        g["successful_tasks"] += verdict is not None and verdict.value is True
+        overall = sc.score("overall")
+        for key, v in (("quality", overall.numeric if overall else None), ("latency", sc.metrics.get("latency_ms")),
+                       ("tokens", sc.metrics.get("tokens"))):
+            if _num(v) is not None:
+                g[key].append(v)
+    rows = []
+    for key in sorted(groups, key=lambda k: (k[0], k[1] or "")):
+        g = groups[key]
+        rows.append({k: g[k] for k in AGENT_STATS_COLUMNS[:5]}
+                    | {"success_rate": round(g["successful_tasks"] / g["total_tasks"], 4),
+                       "avg_quality": _mean(g["quality"], 2), "avg_latency": _mean(g["latency"], None),
+                       "avg_tokens": _mean(g["tokens"], None)})
+    return pd.DataFrame(rows, columns=AGENT_STATS_COLUMNS)
 
-    cols = ["agent_id", "agent_name", "task_type", "total_tasks", "successful_tasks", "success_rate",
-            "avg_quality", "avg_latency", "avg_tokens"]
-    return pd.DataFrame(agent_statistics([t for t in traces if is_scorecard(t)]), columns=cols)
+
+def _mean(values: list, places: int | None):
+    return round(sum(values) / len(values), places) if values else None
 
 
 def rubric_figure(rubric: pd.DataFrame):
@@ -533,11 +573,15 @@ def turns_figure(turns: pd.DataFrame):
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    for c in TURN_SERIES:
+    series = [c for c in turns.columns if c not in ("turn", "tool")]
+    shown = [c for c in series if c in TURN_SHOWN] or series[:1]
+    for c in series:
         if turns[c].notna().any():
-            fig.add_scatter(x=turns["turn"], y=turns[c], mode="lines+markers", name=c,
-                            text=turns["tool"], hovertemplate="turn %{x} · %{text}<br>" + c + ": %{y:.2f}<extra></extra>",
-                            visible=True if c in ("turnReward", "taskProgress") else "legendonly")
+            name = c.replace("_", " ")
+            fig.add_scatter(x=turns["turn"], y=turns[c], mode="lines+markers", name=name,
+                            text=turns["tool"].fillna(""),
+                            hovertemplate="turn %{x} · %{text}<br>" + name + ": %{y:.2f}<extra></extra>",
+                            visible=True if c in shown else "legendonly")
     fig.update_layout(height=300, margin={"l": 10, "r": 10, "t": 40, "b": 30}, xaxis={"title": "turn", "dtick": 1},
                       title={"text": "Per-turn reward and progress", "x": 0})
     return fig

@@ -3,8 +3,9 @@ tokens, cost and outcomes across every loaded trace.
 
 URL: `?trace=TRACE` for one trace, nothing for the aggregate. Frames and figures come from
 `viewer.metrics_data`; a click on a point of a per-request chart opens that request on the
-Requests page (`/requests?trace=..&request=..`). BenchmarkDataPoint records (no conversation,
-only scores) get a scorecard instead.
+Requests page (`/requests?trace=..&request=..`). A trace's scorecard (rubric, gates, scores,
+rewards, votes) follows its charts; a trace that is only a scorecard (a BenchmarkDataPoint
+record) gets the scorecard alone.
 """
 from __future__ import annotations
 
@@ -46,6 +47,9 @@ def page() -> None:
         _scorecard(trace)
         return
     _trace(col, trace)
+    if md.has_scorecard(trace):
+        st.markdown("**Scorecard**")
+        _scorecard(trace)
 
 
 def _header(trace: dict) -> None:
@@ -149,33 +153,54 @@ def _on_point(key: str) -> None:
         st.session_state["tv_m_goto"] = rid
 
 
-# -- BenchmarkDataPoint scorecard -----------------------------------------------------------
+# -- scorecard ---------------------------------------------------------------------------------
 def _scorecard(trace: dict) -> None:
     sc = md.scorecard(trace)
     h = sc["headline"]
-    m = st.columns(7)
-    m[0].metric("Outcome", fmt.md_text(h["outcome"] or "unknown", 30))
-    m[1].metric("Overall score", _score(h["overall_score"]))
-    m[2].metric("Mandatory gates", {True: "all passed", False: "failed"}.get(h["passed_all_mandatory"], "—"))
-    m[3].metric("Total reward", _score(h["total_reward"]))
-    m[4].metric("Latency", fmt.duration(h["latency_ms"]))
-    m[5].metric("Tokens", fmt.tokens(h["tokens"]),
-                help=f"thinking {h['thinking_tokens']} · output {h['output_tokens']}")
-    m[6].metric("Tool calls", "—" if h["tool_calls"] is None else f"{h['tool_calls']:g}",
-                help=f"success rate {_score(h['tool_success_rate'])} · first action after "
-                     f"{fmt.duration(h['time_to_first_action_ms'])}")
-    bits = [h["task"], h["type"], h["complexity"]]
-    st.caption("Task: " + " · ".join(fmt.md_text(b, 80) for b in bits if b)
-               + f" · CAWS compliant: {_yes(h['caws_compliant'])} · budget compliant: {_yes(h['budget_compliant'])}")
+    tiles = [
+        ("Overall score", h["overall_score"] is not None, _score(h["overall_score"]), None),
+        ("Mandatory gates", h["passed_all_mandatory"] is not None,
+         {True: "passed", False: "failed"}.get(h["passed_all_mandatory"], "—"),
+         "whether every mandatory quality gate passed"),
+        ("Total reward", h["total_reward"] is not None, _score(h["total_reward"]), None),
+        ("Latency", h["latency_ms"] is not None, fmt.duration(h["latency_ms"]), None),
+        ("Tokens", h["tokens"] is not None, fmt.tokens(h["tokens"]),
+         f"thinking {_count(h['thinking_tokens'])} · output {_count(h['output_tokens'])}"),
+        ("Tool calls", h["tool_calls"] is not None, "—" if h["tool_calls"] is None else f"{h['tool_calls']:g}",
+         f"success rate {_score(h['tool_success_rate'])} · first action after "
+         f"{fmt.duration(h['time_to_first_action_ms'])}"),
+    ]
+    tiles = [t for t in tiles if t[1]]
+    if tiles or md.is_scorecard(trace):
+        m = st.columns(len(tiles) + 1)
+        m[0].metric("Outcome", fmt.md_text(h["outcome"] or "unknown", 30))
+        for slot, (label, _, value, help_) in zip(m[1:], tiles):
+            slot.metric(label, value, help=help_)
+    bits = [fmt.md_text(b, 80) for b in (h["task"], h["type"]) if b]
+    facts = [f"{fmt.md_text(k, 40)}: {fmt.md_text(v, 80)}" for k, v in sc["labels"].items()]
+    facts += [f"{fmt.md_text(k, 40)}: {_yes(v)}" for k, v in sc["checks"].items()]
+    if bits or facts:
+        st.caption(" · ".join((["Task: " + " · ".join(bits)] if bits else []) + facts))
+    for title, counts in (("Votes", sc["votes"]), ("Feedback", sc["feedback"])):
+        if counts:
+            st.caption(f"{title}: " + " · ".join(f"{fmt.md_text(k, 30)} {n}" for k, n in counts.items()))
+    others = dict(sc["rewards"])  # the rewards the headline does not show already
+    if "total" in others:
+        del others["total"]
+    elif len(others) == 1:
+        others = {}
+    if others:
+        st.caption("Rewards: " + " · ".join(f"{fmt.md_text(k, 40)} {_score(v)}" for k, v in others.items()))
     left, right = st.columns(2)
     with left:
         if not sc["rubric"].empty:
             st.plotly_chart(md.rubric_figure(sc["rubric"]), key="tv_sc_rubric", config=CHART)
         if not sc["turns"].empty:
             st.plotly_chart(md.turns_figure(sc["turns"]), key="tv_sc_turns", config=CHART)
-        if not sc["minimal_diff"].empty:
-            st.markdown("**Minimal-diff metrics**")
-            st.dataframe(sc["minimal_diff"], hide_index=True)
+        if not sc["scores"].empty:
+            st.markdown("**Scores**")
+            shown = sc["scores"].dropna(axis=1, how="all")
+            st.dataframe(shown, hide_index=True)
     with right:
         if not sc["gates"].empty:
             st.plotly_chart(md.gates_figure(sc["gates"]), key="tv_sc_gates", config=CHART)
@@ -194,9 +219,16 @@ def _scorecard(trace: dict) -> None:
         if not sc["tools_used"].empty:
             st.markdown("**Tools used**")
             st.dataframe(sc["tools_used"], hide_index=True)
-        if not sc["caws"].empty:
-            st.markdown("**CAWS scores**")
-            st.dataframe(sc["caws"], hide_index=True)
+    if sc["tables"]:
+        grid = st.columns(2)
+        for n, (name, table) in enumerate(sc["tables"].items()):
+            with grid[n % 2]:
+                st.markdown(f"**{fmt.md_text(name[:1].upper() + name[1:], 80)}**")
+                st.dataframe(table, hide_index=True)
+
+
+def _count(v) -> str:
+    return "—" if v is None else f"{v:,.0f}"
 
 
 def _score(v) -> str:
@@ -267,6 +299,6 @@ def _aggregate() -> None:
                                                            help="successes over traces with a known outcome")})
     stats = md.agent_stats(traces)
     if not stats.empty:
-        st.markdown("**Agent statistics** (BenchmarkDataPoint records)")
+        st.markdown("**Agent statistics** (traces whose scorecard names an agent)")
         st.dataframe(stats, hide_index=True, column_config={
             "success_rate": st.column_config.NumberColumn("success rate", format="percent")})

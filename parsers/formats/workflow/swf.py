@@ -23,7 +23,7 @@ import jsonschema
 import orjson
 
 from parsers.providers import usage as usage_mod
-from parsers.model import Format, Message, ParsedTrace, ParseResult, Problem, Turn, ValidationError, pointer
+from parsers.model import Artifact, Format, Message, ParsedTrace, ParseResult, Problem, Turn, ValidationError, pointer
 from parsers.io.records import as_dict, as_number, as_text, first_char, looks_binary
 from parsers.io.source import Source
 from parsers.io.times import to_epoch_ms
@@ -309,7 +309,7 @@ def to_trace(doc: dict, src: Source, fmt: str, problems: list[Problem]) -> Parse
     model = as_text(meta.get("model_name"))
     messages: list[Message] = []
     turns: dict[int, Turn] = {}
-    artifacts: list[dict] = []
+    artifacts: list[Artifact] = []
     models = [model] if model else []
     first_user = None
     steps = doc.get("steps") if isinstance(doc.get("steps"), list) else []
@@ -358,7 +358,7 @@ def to_trace(doc: dict, src: Source, fmt: str, problems: list[Problem]) -> Parse
         stated_cost=cost, artifacts=artifacts, meta=_meta(doc, meta, summary, tool), problems=problems)
 
 
-def _calls(calls: list[dict], sid: str, extra: dict | None, artifacts: list[dict]) -> tuple[Message | None, list[Message]]:
+def _calls(calls: list[dict], sid: str, extra: dict | None, artifacts: list[Artifact]) -> tuple[Message | None, list[Message]]:
     """A step's tool calls -> (one tool_use message, the tool_result of each call that has an output)."""
     if not calls:
         return None, []
@@ -472,7 +472,7 @@ def _cost(step: dict) -> float | None:
     return None
 
 
-def _artifacts(call: dict, sid: str) -> list[dict]:
+def _artifacts(call: dict, sid: str) -> list[Artifact]:
     """Files a tool call wrote (with their content) and line edits it made (as a patch)."""
     args = call.get("input")
     if not isinstance(args, dict):
@@ -482,7 +482,7 @@ def _artifacts(call: dict, sid: str) -> list[dict]:
         return []
     body = next((args[k] for k in ("content", "file_text", "new_content") if isinstance(args.get(k), str)), None)
     if body is not None:
-        return [{"kind": "file", "title": path, "content": body, "step": sid, "tool": as_text(call.get("tool_name"))}]
+        return [Artifact("file", path, body, details={"step": sid, "tool": as_text(call.get("tool_name"))})]
     changes = args.get("changes")
     if isinstance(changes, list) and changes and all(isinstance(c, dict) for c in changes):
         hunks = []
@@ -492,7 +492,7 @@ def _artifacts(call: dict, sid: str) -> list[dict]:
             hunks += [f"-{ln}" for ln in str(c.get("old") or "").splitlines()]
             hunks += [f"+{ln}" for ln in str(c.get("new") or "").splitlines()]
         patch = f"--- a/{path}\n+++ b/{path}\n" + "\n".join(hunks) + "\n"
-        return [{"kind": "patch", "title": path, "content": patch, "step": sid, "tool": as_text(call.get("tool_name"))}]
+        return [Artifact("patch", path, patch, details={"step": sid, "tool": as_text(call.get("tool_name"))})]
     return []
 
 

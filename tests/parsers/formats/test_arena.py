@@ -46,7 +46,7 @@ def projection(doc: dict) -> dict:
             "title": t["title"], "task": t["task"], "models": t["models"],
             "timeline": [msgs[m]["role"] for m in t["timeline"]],
             "requests": len(t["requests"]), "started_at": t["started_at"],
-            "outcome_detail": t["outcome_detail"], "scores": t["scores"],
+            "outcome_detail": t["outcome_detail"], "scorecard": t["scorecard"],
             "side": t["meta"].get("side"), "chat_mode": t["meta"].get("chat_mode"),
             "artifacts": [{k: v for k, v in a.items() if k != "source"} for a in t["artifacts"]],
         })
@@ -102,7 +102,7 @@ def test_sample_has_every_vote_kind_and_battle_shape():
     assert {g["chat_mode"]: g["anony"] for g in groups} == {"battle_anony": True, "battle_named": False}
     # the direct chat is a trace of its own, with its upvote
     direct = [t for t in doc["traces"] if t["meta"]["chat_mode"] == "direct"]
-    assert len(direct) == 1 and direct[0]["scores"] == {"feedback": {"upvote": 1, "downvote": 0, "flag": 0}}
+    assert len(direct) == 1 and direct[0]["scorecard"] == {"feedback": {"upvote": 1, "downvote": 0, "flag": 0}}
 
 
 def test_latest_line_wins_and_regenerate_replaces_the_answer():
@@ -218,7 +218,9 @@ def test_a_vote_written_by_both_sides_counts_once(tmp_path):
     (g,) = result.groups
     assert [(v["winner"], v["tstamp"]) for v in g["votes"]] == [
         ("left", 1736935300000), ("tie", 1736935400123), ("right", 1736935500000)]
-    assert traces[0].scores == {"votes": {"won": 1, "lost": 1, "tie": 1, "bothbad": 0}}
+    assert traces[0].scorecard.votes == {"won": 1, "lost": 1, "tie": 1, "bothbad": 0}
+    assert traces[1].scorecard.votes == {"won": 1, "lost": 1, "tie": 1, "bothbad": 0}  # b: right won once
+    assert traces[0].scorecard.feedback == {}
 
 
 def test_the_same_line_twice_is_one_vote(tmp_path):

@@ -1,5 +1,5 @@
-"""BenchmarkDataPoint records: the bundled sample against its golden file, schema violations,
-broken lines, agent statistics and `traceview validate`.
+"""BenchmarkDataPoint records: the bundled sample against its golden file, the scorecard each
+record becomes, schema violations, broken lines and `traceview validate`.
 
 Regenerate the golden file with TRACEVIEW_REGEN_GOLDEN=1.
 """
@@ -15,6 +15,7 @@ import pytest
 
 from parsers import pipeline
 from parsers.formats import benchmark
+from parsers.model import Scorecard
 from parsers.registry import detect
 from parsers.io.source import from_bytes
 from parsers.cook.schema import cooked_errors
@@ -44,7 +45,7 @@ def projection(doc: dict) -> list[dict]:
     return [{"title": t["title"], "task": t["task"], "outcome": t["outcome"], "outcome_detail": t["outcome_detail"],
              "models": t["models"], "roles": [], "totals": t["totals"], "artifacts": [a["kind"] for a in t["artifacts"]],
              "requests": len(t["requests"]), "started_at": t["started_at"], "duration_ms": t["duration_ms"],
-             "score_groups": sorted(t["scores"]), "meta": t["meta"], "problems": t["problems"]}
+             "scorecard_parts": sorted(t["scorecard"]), "meta": t["meta"], "problems": t["problems"]}
             for t in doc["traces"]]
 
 
@@ -60,18 +61,92 @@ def test_sample_matches_golden():
     assert (summary.format, summary.records, summary.traces, summary.problems) == ("benchmark", 5, 5, [])
 
 
-def test_scores_keep_the_records_groups_under_their_names():
+def test_outcomes_and_meta():
     recs = sample_records()
     doc, _ = cook("points.json", orjson.dumps(recs))  # a JSON array this time
-    first = doc["traces"][0]
-    assert first["scores"] == {"task": recs[0]["task"], "routing": recs[0]["routing"], "execution": recs[0]["execution"],
-                               "evaluation": recs[0]["evaluation"], "rl": recs[0]["rlLabels"],
-                               "provenance": recs[0]["provenance"], "caws": recs[0]["caws"]}
-    assert "caws" not in doc["traces"][1]["scores"]
     assert [t["outcome"] for t in doc["traces"]] == ["success", "partial", "success", "failure", "success"]
     assert doc["traces"][3]["outcome_detail"] == \
         "search tool rate-limited; overall score 0.2; a mandatory quality gate failed"
-    assert first["meta"]["tokens"] == {"total": 8500, "output": 6500, "thinking": 2000}
+    assert doc["traces"][0]["meta"]["tokens"] == {"total": 8500, "output": 6500, "thinking": 2000}
+
+
+def test_scorecard_carries_what_the_record_says():
+    """Each part of the scorecard against the record it came from, read here field by field."""
+    recs = sample_records()
+    doc, _ = cook("points.jsonl", jsonl(recs))
+    assert len(doc["traces"]) == len(recs)
+    for rec, t in zip(recs, doc["traces"]):
+        sc = t["scorecard"]
+        ev, ex, rl, routing = rec["evaluation"], rec["execution"], rec["rlLabels"], rec["routing"]
+        assert "scores" not in t  # the untyped verdicts are gone: the scorecard holds them
+        assert {s["scorer"]: (s["value"], s["numeric"]) for s in sc["scores"]} == {
+            "overall": (ev["overallScore"], ev["overallScore"]),
+            "success": (ex["success"], 1.0 if ex["success"] else 0.0),
+            "partial_success": (ex["partialSuccess"], 1.0 if ex["partialSuccess"] else 0.0)}
+        assert sc["rubric"] == ev["rubricScores"]
+        assert list(sc["rubric"]) == ["format", "tool", "task", "minimal", "cost", "safety"]
+        assert sc["gates"] == ev["qualityGates"]  # the record's gates have exactly the five fields
+        assert sc["gates_passed"] is ev["passedAllMandatory"]
+        assert [(x["turn"], x["tool"], x["values"]) for x in sc["turns"]] == [
+            (r["turnNumber"], r["toolCalled"],
+             {"reward": r["turnReward"], "progress": r["taskProgress"], "information_gain": r["informationGain"],
+              "format_correctness": r["formatCorrectness"], "safety": r["safetyScore"]}) for r in rl["turns"]]
+        assert sc["rewards"] == {"total": rl["totalReward"]}
+        assert sc["metrics"] == {
+            "latency_ms": ex["latencyMs"], "tokens": ex["tokensUsed"], "thinking_tokens": ex["thinkingTokens"],
+            "output_tokens": ex["outputTokens"], "tool_calls": ex["toolCallCount"],
+            "tool_success_rate": ex["toolCallSuccessRate"], "time_to_first_action_ms": ex["timeToFirstAction"],
+            "token_efficiency": ex["tokenEfficiency"]}
+        assert sc["checks"] == {"CAWS compliant": ev["cawsCompliant"], "budget compliant": ev["budgetCompliant"]}
+        assert sc["labels"]["complexity"] == rec["task"]["complexity"]
+        assert sc["labels"]["final outcome"] == rl["finalOutcome"]
+        assert sc["task_type"] == rec["task"]["type"]
+        agent = routing["selectedAgent"]
+        assert sc["agent"] == {"id": agent["id"], "name": agent["name"], "model_family": agent["modelFamily"]}
+        hist = routing["historicalPerformance"]
+        alternatives = [{"agent": a["agentId"], "score": a["score"], "reason": a["reason"]}
+                        for a in routing["alternativesConsidered"]]
+        assert sc["routing"] == {
+            "strategy": routing["strategy"], "confidence": routing["confidence"], "rationale": routing["rationale"],
+            **({"alternatives": alternatives} if alternatives else {}),  # an empty part is left out
+            "history": {"success_rate": hist["agentSuccessRate"], "quality": hist["agentAvgQuality"],
+                        "tasks": hist["agentTaskCount"]}}
+        assert sc["tools"] == [{"name": u["toolName"], "calls": u["callCount"], "success_rate": u["successRate"],
+                                "avg_latency_ms": u["avgLatency"]} for u in ex["toolsUsed"]]
+        tables = sc["tables"]
+        assert tables["minimal-diff metrics"] == [{"metric": k, "value": v} for k, v in ev["minimalDiffMetrics"].items()]
+        assert tables["provenance"] == [{"metric": k, "value": v} for k, v in rec["provenance"].items()]
+        if "caws" in rec:
+            assert tables["CAWS scores"] == [{"metric": k, "value": v} for k, v in rec["caws"]["scores"].items()]
+            assert tables["CAWS budget"] == [{"metric": k, "value": v}
+                                             for k, v in rec["caws"]["budgetUsage"].items()]
+            assert sc["labels"]["CAWS spec"] == rec["caws"]["specId"]
+        else:
+            assert "CAWS scores" not in tables and "CAWS spec" not in sc["labels"]
+        # Typed, plain, and free of the record's own field names.
+        assert Scorecard.from_dict(sc).as_dict() == sc
+        text = orjson.dumps(sc).decode()
+        for raw in ("rubricScores", "qualityGates", "rlLabels", "turnReward", "selectedAgent", "toolsUsed"):
+            assert raw not in text
+    assert "caws" not in recs[1] and "CAWS scores" not in doc["traces"][1]["scorecard"]["tables"]
+
+
+def test_scorecard_of_a_sparse_record():
+    rec = {"id": "3f1c2a9e-7b4d-4e8a-9c1f-00000000abcd", "task": {"id": "T-1"}, "routing": {}, "execution": {},
+           "evaluation": {"qualityGates": [{"name": "tests-pass", "passed": "yes", "score": "high"}, 7],
+                          "rubricScores": {"task": 0.5, "style": "good"}},
+           "rlLabels": {"turns": [{"toolCalled": "ls", "turnReward": 0.2}, {"turnNumber": 5}]}}
+    doc, _ = cook("one.json", orjson.dumps(rec))
+    sc = doc["traces"][0]["scorecard"]
+    # Values of the wrong kind are left out (the schema check reports them), not guessed.
+    assert sc == {
+        "rubric": {"task": 0.5},
+        "gates": [{"name": "tests-pass", "passed": None, "score": None, "threshold": None, "mandatory": None}],
+        "turns": [{"turn": 1, "tool": "ls", "values": {"reward": 0.2}}, {"turn": 5, "values": {}}],
+    }
+    bare = {"id": "3f1c2a9e-7b4d-4e8a-9c1f-00000000abce", "task": {"id": "T-2"}, "routing": {}, "execution": {}}
+    doc, _ = cook("bare.json", orjson.dumps(bare))
+    assert doc["traces"][0]["scorecard"] is None
 
 
 def test_single_object_and_detection():
@@ -137,39 +212,6 @@ def test_truncated_line_is_skipped_and_the_rest_loads():
     assert [t["task"] for t in doc["traces"]] == ["TASK-1042", "TASK-1043", "TASK-2002", "TASK-1050"]
     (p,) = summary.problems
     assert p["line"] == 3 and p["message"].startswith("not valid JSON (") and p["message"].endswith("; line skipped")
-
-
-# -- statistics ----------------------------------------------------------------------------
-def test_agent_statistics_by_agent_and_task_type():
-    # Hand-checked from the sample: AST Coder did two code edits (one success; quality 0.9
-    # and 0.6; latency 12500 and 41200; tokens 8500 and 21000). Researcher did two research
-    # tasks (0.85 and 0.2; 30000 and 8000; 12000 and 2000) and one code edit (0.97; 4100; 1500).
-    doc, _ = pipeline.cook_paths([SAMPLE])
-    expected = [
-        {"agent_id": "agent-ast-coder", "agent_name": "AST Coder", "task_type": "code-editing", "total_tasks": 2,
-         "successful_tasks": 1, "success_rate": 0.5, "avg_quality": 0.75, "avg_latency": 26850, "avg_tokens": 14750},
-        {"agent_id": "agent-researcher", "agent_name": "Researcher", "task_type": "code-editing", "total_tasks": 1,
-         "successful_tasks": 1, "success_rate": 1.0, "avg_quality": 0.97, "avg_latency": 4100, "avg_tokens": 1500},
-        {"agent_id": "agent-researcher", "agent_name": "Researcher", "task_type": "research", "total_tasks": 2,
-         "successful_tasks": 1, "success_rate": 0.5, "avg_quality": 0.53, "avg_latency": 19000, "avg_tokens": 7000},
-    ]
-    assert benchmark.agent_statistics(doc["traces"]) == expected
-    assert benchmark.agent_statistics(sample_records()) == expected  # raw records work too
-    assert benchmark.agent_statistics([t["scores"] for t in doc["traces"]]) == expected
-
-
-def test_agent_statistics_per_agent_and_missing_values():
-    recs = sample_records()
-    recs[4]["execution"].pop("latencyMs")
-    recs[3]["evaluation"].pop("overallScore")
-    rows = benchmark.agent_statistics(recs + [{"routing": {}}], by_task_type=False)
-    assert rows == [
-        {"agent_id": "agent-ast-coder", "agent_name": "AST Coder", "task_type": None, "total_tasks": 2,
-         "successful_tasks": 1, "success_rate": 0.5, "avg_quality": 0.75, "avg_latency": 26850, "avg_tokens": 14750},
-        {"agent_id": "agent-researcher", "agent_name": "Researcher", "task_type": None, "total_tasks": 3,
-         "successful_tasks": 2, "success_rate": 0.6667, "avg_quality": 0.91, "avg_latency": 19000, "avg_tokens": 5167},
-    ]
-    assert benchmark.agent_statistics([]) == []
 
 
 # -- the schema and `traceview validate` ---------------------------------------------------------

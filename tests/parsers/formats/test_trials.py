@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import orjson
@@ -18,6 +19,7 @@ from parsers.formats import trials
 from parsers.registry import Companion, detect
 from parsers.io.source import from_bytes
 from parsers.cook.schema import cooked_errors
+from tests.parsers.cook.test_pricing import package_price
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLE = REPO / "sample_data" / "trials"
@@ -71,9 +73,11 @@ def timeline(doc: dict, trace: dict) -> list[dict]:
 
 def projection(doc: dict) -> list[dict]:
     return [{"title": t["title"], "task": t["task"], "outcome": t["outcome"], "outcome_detail": t["outcome_detail"],
-             "models": t["models"], "roles": roles(doc, t), "totals": t["totals"],
+             "models": t["models"], "roles": roles(doc, t),
+             # the cost is worked out from the file by test_sample_turns_cost_what_they_state_or_the_package_price
+             "totals": {k: v for k, v in t["totals"].items() if k != "cost"},
              "artifacts": [a["kind"] for a in t["artifacts"]], "requests": len(t["requests"]),
-             "tools": len(t["tools"]), "scores": t["scores"], "problems": t["problems"]}
+             "tools": len(t["tools"]), "scorecard": t["scorecard"], "problems": t["problems"]}
             for t in doc["traces"]]
 
 
@@ -100,9 +104,53 @@ def test_sample_matches_golden():
                          ("a messages file of a trials run; it is read with its trials file", [])}
 
 
+def sample_turns(instance: dict) -> list[tuple[str, int, int, float | None, datetime | None]]:
+    """Each model turn of a sample instance as the file states it: (model, input tokens,
+    output tokens, the cost stated for the turn or None, time), from its trajectory or its
+    messages file."""
+    if "trajectory" in instance:
+        events = instance["trajectory"]
+        model = next(e["model"] for e in events if e.get("type") == "system" and e.get("model"))
+        turns = [(e["message"], e.get("timestamp")) for e in events if e.get("type") == "assistant"]
+    else:
+        model = instance["model"]
+        turns = [(m, m.get("timestamp")) for m in orjson.loads((SAMPLE / instance["messages"]).read_bytes())
+                 if m.get("role") == "assistant"]
+    out = []
+    for m, stamp in turns:
+        u = m["usage"]
+        tokens_in = u.get("input_tokens", u.get("prompt_tokens"))
+        tokens_out = u.get("output_tokens", u.get("completion_tokens"))
+        out.append((model, tokens_in, tokens_out, m.get("cost"),
+                    datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else None))
+    return out
+
+
+def test_sample_turns_cost_what_they_state_or_the_package_price():
+    """A turn costs what the file states for it, else what genai-prices makes of its tokens;
+    an instance's cost is the sum over its turns, its stated total kept apart."""
+    doc, _ = pipeline.cook_paths([SAMPLE])
+    requests = {r["id"]: r for r in doc["requests"]}
+    instances = orjson.loads((SAMPLE / f"{RUN}.trials.json").read_bytes())
+    assert len(doc["traces"]) == len(instances)
+    for trace, instance in zip(doc["traces"], instances):
+        turns = sample_turns(instance)
+        want = [stated if stated is not None else package_price(model, "anthropic", input=i, output=o, when=when)
+                for model, i, o, stated, when in turns]
+        got = [requests[r] for r in trace["requests"]]
+        assert [r["cost"] for r in got] == pytest.approx(want, rel=1e-9, abs=1e-12)
+        assert [r["cost_source"] == "trace" for r in got] == [t[3] is not None for t in turns]
+        assert trace["totals"]["cost"] == pytest.approx(sum(want), rel=1e-9)
+
+
+def verdicts(trace: dict) -> dict:
+    """The summary's verdicts as the scorecard holds them: scorer -> true/false."""
+    return {s["scorer"]: s["value"] for s in trace["scorecard"]["scores"]}
+
+
 def test_sample_outcomes_come_from_the_summary_verdicts():
     doc, _ = pipeline.cook_paths([SAMPLE / f"{RUN}.trials.json"])
-    got = {t["title"]: (t["outcome"], t["outcome_detail"], t["scores"]) for t in doc["traces"]}
+    got = {t["title"]: (t["outcome"], t["outcome_detail"], verdicts(t)) for t in doc["traces"]}
     summary = f"({RUN}.summary.json)"
     assert got == {
         "django__django_abc123def456": ("success", f"correct and secure {summary}; run ended: completed",
@@ -117,7 +165,7 @@ def test_sample_outcomes_come_from_the_summary_verdicts():
 def test_without_a_summary_the_run_result_decides():
     data = (SAMPLE / f"{RUN}.trials.json").read_bytes()
     doc = cook({"run.trials.json": data})  # no run.summary.json beside it; messages/ missing too
-    got = {t["title"]: (t["outcome"], t["outcome_detail"], t["scores"]) for t in doc["traces"]}
+    got = {t["title"]: (t["outcome"], t["outcome_detail"], t["scorecard"]) for t in doc["traces"]}
     assert got["django__django_abc123def456"] == ("success", "completed", None)
     assert got["encode__httpx_5b2c7e9d1f3a"] == ("failure", "error_max_turns", None)
     assert got["pallets__flask_9f1e2d3c4b5a"] == ("success", "success", None)
@@ -343,7 +391,7 @@ def test_file_broken_in_its_first_instance_loads_nothing():
 def test_unreadable_summary_is_reported_and_ignored():
     doc = cook({"r.trials.json": SEED_EXAMPLE, "r.summary.json": {"details": {"correct": "all"}}})
     (t,) = doc["traces"]
-    assert (t["outcome"], t["scores"]) == ("success", {})
+    assert (t["outcome"], t["scorecard"]) == ("success", None)
     assert {(p["file"], p["path"], p["message"]) for p in problems_of(doc)} >= {
         ("r.summary.json", "/details/correct", "expected an array of instance ids, found a string; ignored")}
 

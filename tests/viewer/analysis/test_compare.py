@@ -221,7 +221,8 @@ def test_battle_rows_name_models_and_votes():
                    "right model": "claude-3-5-sonnet", "vote": "right is better (claude-3-5-sonnet)", "rounds": 2,
                    "date": "2025-01-15 10:00 UTC", "first prompt": "Write a snake game"}
     assert cd.vote_text({"winner": "bothbad"}, g["models"]) == "both are bad"
-    assert cd.vote_time({"tstamp": 1736935200}) == "2025-01-15 10:00:00 UTC"  # seconds are read too
+    assert cd.vote_time({"tstamp": 1736935200123}) == "2025-01-15 10:00:00 UTC"  # the cook gives epoch ms
+    assert cd.vote_time({}) == "—"
     assert cd.battles([g, {"kind": "other"}, None]) == [g]
 
 
