@@ -1,6 +1,6 @@
 """The app's entry script: `traceview serve` runs it with `streamlit run`.
 
-Only a router: page setup, the stylesheet, navigation over `viewer.nav.PAGES`.
+Only a router: page setup, the stylesheet, navigation over `viewer.pages.nav.PAGES`.
 Arguments after the script name are the files and folders to open.
 """
 from __future__ import annotations

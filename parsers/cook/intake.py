@@ -133,16 +133,21 @@ class Intake:
             m.extra["timestamp"] = self.time(where, "a message time", m.extra["timestamp"])
         return m
 
-    def messages(self, where, v) -> list:
+    def messages(self, where, v, history: bool = False) -> list:
+        """The messages that pass; for a request's `history`, the part the previous request
+        showed (the same objects, checked then) is not looked at again."""
         if not isinstance(v, list):
             self._bad(where, "messages", "an array of messages", v)
             return []
-        last, k = self._last, len(self._last)
-        if not (k and len(v) >= k and v[k - 1] is last[k - 1] and v[:k] == last):
-            k = 0  # the history the previous request showed (the same objects) was checked then
+        k = 0
+        if history:
+            last, k = self._last, len(self._last)
+            if not (k and len(v) >= k and v[k - 1] is last[k - 1] and v[:k] == last):
+                k = 0
         rest = [m for m in (self.message(where, m) for m in v[k:]) if m is not None]
         out = v if len(rest) == len(v) - k else v[:k] + rest
-        self._last = out
+        if history:
+            self._last = out
         return out
 
     # -- records ----------------------------------------------------------------------------
@@ -151,7 +156,7 @@ class Intake:
         if not isinstance(c, Call):
             self._bad(where, "a request", "a request", c)
             return None
-        c.request_messages = self.messages(where, c.request_messages)
+        c.request_messages = self.messages(where, c.request_messages, history=True)
         c.response_messages = self.messages(where, c.response_messages)
         c.tools = self.tools(where, c.tools)
         if c.id is not None and not isinstance(c.id, str):

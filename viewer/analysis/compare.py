@@ -1,7 +1,7 @@
 """Two traces read in step: steps, their alignment, per-side numbers, patches, battles.
 
 Pure functions over the cooked document (no Streamlit). A trace is cut into *steps*, one per
-view item of `viewer.conversation.build_items` (so a tool call travels with its result), plus
+view item of `viewer.analysis.conversation.build_items` (so a tool call travels with its result), plus
 one per sandbox run, placed after the model's answer of its round. The two step lists are
 aligned so that a step one side took and the other did not becomes a row with a gap on the
 other side instead of shifting everything after it:
@@ -12,7 +12,7 @@ other side instead of shifting everything after it:
    similarity (rapidfuzz ratio of the arguments or text), a user turn only ever pairs with a
    user turn (and always does when both sides have one), and a gap costs `GAP`.
 
-Trace text never becomes HTML here except through `viewer.render`; `rows_html` only lays out
+Trace text never becomes HTML here except through `viewer.render.html`; `rows_html` only lays out
 what `render_messages` returned, with fixed labels of its own.
 """
 from __future__ import annotations

@@ -316,7 +316,7 @@ def tool_changes(request: dict, parent: dict | None, tools) -> dict:
 
 
 def plain_items(entries, messages) -> list[dict]:
-    """View items for `viewer.render.render_messages`, one per message, unpaired: a request
+    """View items for `viewer.render.html.render_messages`, one per message, unpaired: a request
     shows exactly the messages it carried. `entries` are (position, message id)."""
     out = []
     for pos, mid in entries:

@@ -1,9 +1,9 @@
 """Compare: two traces side by side, read in step; an arena battle with its vote and sandbox runs.
 
 URL: `?a=TRACE&b=TRACE` (or `?trace=TRACE` to pick the other side), `?battle=ID` for a battle,
-`p` the page of aligned rows. Rows come from `viewer.compare_data.align`: each row is a left
+`p` the page of aligned rows. Rows come from `viewer.analysis.compare.align`: each row is a left
 cell and a right cell, either of which may be a gap, so paging moves both sides together.
-All trace text is drawn by `viewer.render` (through `compare_data.rows_html`).
+All trace text is drawn by `viewer.render.html` (through `analysis.compare.rows_html`).
 """
 from __future__ import annotations
 

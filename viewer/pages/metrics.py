@@ -2,7 +2,7 @@
 tokens, cost and outcomes across every loaded trace.
 
 URL: `?trace=TRACE` for one trace, nothing for the aggregate. Frames and figures come from
-`viewer.metrics_data`; a click on a point of a per-request chart opens that request on the
+`viewer.analysis.metrics`; a click on a point of a per-request chart opens that request on the
 Requests page (`/requests?trace=..&request=..`). A trace's scorecard (rubric, gates, scores,
 rewards, votes) follows its charts; a trace that is only a scorecard (a BenchmarkDataPoint
 record) gets the scorecard alone.

@@ -1,7 +1,7 @@
 """Requests: the request forest of a trace, and what one request sent and got back.
 
 URL: `?trace=TRACE&request=ID`. The forest is a compact drawing (x = time order, y = branch
-lane) plus a table in tree order (`viewer.requests_data.tree_rows`); clicking either chooses
+lane) plus a table in tree order (`viewer.analysis.requests.tree_rows`); clicking either chooses
 a request. The chosen request's messages are drawn by `viewer.render`, split into labelled
 blocks: new since its parent, dropped since its parent, kept (on demand), and its response.
 """

@@ -3,7 +3,7 @@
 Trace text that ends up in Streamlit's own Markdown (a title in a header, a file name in an
 expander label) goes through `md_text`, which makes it literal: no link, image, HTML or
 formatting can come out of it. Message bodies never come here; they go through
-`viewer.render`.
+`viewer.render.html`.
 """
 from __future__ import annotations
 

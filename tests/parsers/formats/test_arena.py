@@ -1,4 +1,4 @@
-"""Tests for parsers.arena: SWE Arena / FastChat conversation logs with their sandbox logs."""
+"""Tests for parsers.formats.arena: SWE Arena / FastChat conversation logs with their sandbox logs."""
 from __future__ import annotations
 
 import json

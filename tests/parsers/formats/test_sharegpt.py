@@ -1,4 +1,4 @@
-"""Tests for parsers.sharegpt: ShareGPT `[{id, conversations: [{from, value}]}]` files."""
+"""Tests for parsers.formats.sharegpt: ShareGPT `[{id, conversations: [{from, value}]}]` files."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Tests for parsers.sse: rebuilding streamed responses from stored SSE lines."""
+"""Tests for parsers.providers.sse: rebuilding streamed responses from stored SSE lines."""
 
 from __future__ import annotations
 

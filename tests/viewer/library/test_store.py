@@ -1,4 +1,4 @@
-"""viewer.store: what the server holds, cooked once per content, found only by trace id."""
+"""viewer.library.store: what the server holds, cooked once per content, found only by trace id."""
 from __future__ import annotations
 
 import gc

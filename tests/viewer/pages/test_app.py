@@ -216,3 +216,31 @@ FORMAT = Format(name="crashing", title="Crashing log", description="", priority=
     assert rows and rows[0]["message"].startswith("internal error in the Crashing log reader (KeyError")
     runs = [df.value for df in at.dataframe if "input" in df.value.columns]
     assert any("good.jsonl" in set(df["input"]) for df in runs)
+
+
+def test_a_plugin_format_is_listed_and_read_like_a_builtin(tmp_path, monkeypatch, plugin):
+    # A format from an installed package (nothing in viewer/ knows it): its run is in the runs
+    # table and its timeline opens.
+    plugin("tv_test_lines", '''
+from parsers.model import Format, Message, ParsedTrace, ParseResult
+def parse(src):
+    rows = [line.partition(": ") for line in src.read_bytes().decode().splitlines()[1:]]
+    trace = ParsedTrace(format="lines-log", title="a lines log", messages=[Message(r, t) for r, _, t in rows])
+    return ParseResult(format="lines-log", traces=[trace], records=len(rows))
+FORMAT = Format(name="lines-log", title="Lines log", description="", priority=1, parse=parse,
+                sniff=lambda src: None if src.head.startswith(b"#lines") else "no")
+''', {"lines-log": "tv_test_lines:FORMAT"})
+    log = tmp_path / "chat.lines"
+    log.write_bytes(b"#lines\nuser: where is my parcel?\nassistant: on its way since Monday\n")
+    at = app([log], monkeypatch).run()
+    assert not at.exception
+    inputs = next(df.value for df in at.dataframe if "input" in df.value.columns)
+    assert list(inputs["format"]) == ["lines-log"] and list(inputs["traces"]) == [1]
+    # One run: the page links straight to its timeline, under its title.
+    assert any("timeline" in str(link.proto.page) and "a lines log" in link.proto.label for link in at.get("page_link"))
+    tid = trace_id(log)
+    at = on_page(app([log], monkeypatch), "timeline", trace=tid)
+    assert not at.exception
+    body = html(at)
+    assert "where is my parcel?" in body and "on its way since Monday" in body
+    assert 'class="tv-msg tv-role-user' in body and 'class="tv-msg tv-role-assistant' in body
