@@ -7,6 +7,7 @@ problem naming the record and the field, and the rest of the record still cooks.
 """
 from __future__ import annotations
 
+import json
 import math
 
 from parsers.model import (ARTIFACT_KINDS, OUTCOMES, ROLES, USAGE_KINDS, Artifact, Call, ImageRef, Message, ParsedTrace,
@@ -14,9 +15,47 @@ from parsers.model import (ARTIFACT_KINDS, OUTCOMES, ROLES, USAGE_KINDS, Artifac
 
 # Epoch milliseconds the pages can show: 1970-01-01 up to the last moment of year 9999.
 MAX_EPOCH_MS = 253_402_300_799_999
+# The cooked document is written with orjson, which refuses nesting past 255 levels and
+# integers past 64 bits; values beyond these are kept as their JSON text.
+MAX_DEPTH = 200
 # Token counts and costs past these are not real accounting: left out rather than summed.
 MAX_TOKENS = 10**15
 MAX_COST = 10**9
+
+
+def unwritable(v) -> str | None:
+    """Why a JSON-like value cannot be written as it is (None when it can)."""
+    stack = [(v, 0)]
+    while stack:
+        x, depth = stack.pop()
+        if isinstance(x, (dict, list)):
+            if depth >= MAX_DEPTH:
+                return f"nested deeper than {MAX_DEPTH} levels"
+            if isinstance(x, dict):
+                if not all(isinstance(k, str) for k in x):
+                    return "an object key that is not text"
+                stack.extend((y, depth + 1) for y in x.values())
+            else:
+                stack.extend((y, depth + 1) for y in x)
+        elif x is None or isinstance(x, (str, bool)):
+            continue
+        elif isinstance(x, int):
+            if not -(2**63) <= x < 2**64:
+                return "an integer past 64 bits"
+        elif isinstance(x, float):
+            if not math.isfinite(x):
+                return "a number that is not finite"
+        else:
+            return f"a value of type {type(x).__name__}"
+    return None
+
+
+def as_text(v) -> str:
+    """A value that cannot be written as JSON, as text that can."""
+    try:
+        return json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=repr)
+    except (RecursionError, ValueError):
+        return "[a value nested too deep to write]"
 
 
 def _where(c) -> dict:
@@ -29,13 +68,25 @@ class Intake:
     def __init__(self, file: str, problems: list[Problem]):
         self.file, self.problems = file, problems
         self._last: list = []  # the last message list checked (requests repeat their history)
+        self._last_tools: list | None = None  # the same for the tools offered
 
     def _bad(self, where: dict, field: str, expected: str, value) -> None:
-        found = repr(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else json_kind(value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            found = repr(value) if abs(value) < 1e15 or value != value else f"{float(value):.3g}"
+        else:
+            found = json_kind(value)
         self.problems.append(Problem(self.file, f"{field}: expected {expected}, found {found}; left out",
                                      path="", **where))
 
     # -- values -----------------------------------------------------------------------------
+    def plain(self, where, field, v):
+        """`v` when the document can hold it, else its JSON text (with a problem)."""
+        why = unwritable(v)
+        if why is None:
+            return v
+        self.problems.append(Problem(self.file, f"{field}: {why}; kept as text", path="", **where))
+        return as_text(v)
+
     def text(self, where, field, v):
         if v is None or isinstance(v, str):
             return v
@@ -64,25 +115,32 @@ class Intake:
         if not isinstance(v, dict):
             self._bad(where, "usage", "an object of token counts", v)
             return None
-        out = {}
         for k in USAGE_KINDS:
             n = v.get(k, 0)
-            if isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_TOKENS:
-                out[k] = n
-            else:
-                self._bad(where, f"usage {k}", "a whole number of tokens from 0 to 10^15", n)
-                out[k] = 0
-        return out
+            if not (isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_TOKENS):
+                # Counts that cannot be true make the whole usage doubtful: none is summed or priced.
+                self._bad(where, f"usage {k}", "a whole number of tokens from 0 to 10^15 (the request's "
+                                               "usage is left out and it is not priced)", n)
+                return None
+        return {k: v.get(k, 0) for k in USAGE_KINDS}
 
     def tools(self, where, v) -> list:
         if not isinstance(v, list):
             self._bad(where, "tools", "an array of tools", v)
             return []
+        if v is self._last_tools:
+            return v  # a repeated tool list (the same object) was checked with its first request
         good = [t for t in v if isinstance(t, dict) and (t.get("name") is None or isinstance(t.get("name"), str))]
         if len(good) != len(v):
             bad = next(t for t in v if t not in good)
             self._bad(where, "a tool", "an object with a string name", bad)
+        for t in good:
+            if unwritable(t) is not None:
+                for key in ("description", "parameters"):
+                    t[key] = self.plain(where, f"the {key} of tool {t.get('name')!r}", t.get(key))
+        if len(good) != len(v):
             return good
+        self._last_tools = v
         return v  # the same list object: the cook interns a repeated tool list once
 
     def artifacts(self, where, v) -> list:
@@ -116,6 +174,18 @@ class Intake:
                                              and all(isinstance(t, dict) for t in m.tool_calls)):
             self._bad(where, "tool_calls", "an array of objects", m.tool_calls)
             m.tool_calls = None
+        for tc in m.tool_calls or ():
+            for key in ("name", "id"):
+                v = tc.get(key)
+                if v is not None and not isinstance(v, str):
+                    if isinstance(v, int) and not isinstance(v, bool):
+                        tc[key] = str(v)
+                    else:
+                        self._bad(where, f"a tool call's {key}", "a string", v)
+                        tc[key] = None
+            if "arguments" in tc:
+                tc["arguments"] = self.plain(where, f"the arguments of tool call {tc.get('name')!r}",
+                                             tc["arguments"])
         if m.tool_use_id is not None and not isinstance(m.tool_use_id, str):
             self._bad(where, "tool_use_id", "a string", m.tool_use_id)
             m.tool_use_id = None
@@ -129,8 +199,12 @@ class Intake:
         if m.extra is not None and not isinstance(m.extra, dict):
             self._bad(where, "the message details", "an object", m.extra)
             m.extra = None
-        if m.extra and "timestamp" in m.extra:
-            m.extra["timestamp"] = self.time(where, "a message time", m.extra["timestamp"])
+        if m.extra:
+            if "timestamp" in m.extra:
+                m.extra["timestamp"] = self.time(where, "a message time", m.extra["timestamp"])
+            m.extra = self.plain(where, "the message details", m.extra)
+            if not isinstance(m.extra, dict):
+                m.extra = None
         return m
 
     def messages(self, where, v, history: bool = False) -> list:
@@ -172,6 +246,8 @@ class Intake:
         if c.params is not None and not isinstance(c.params, dict):
             self._bad(where, "the request settings", "an object", c.params)
             c.params = None
+        if c.params:
+            c.params = {k: self.plain(where, f"the request setting {k!r}", v) for k, v in c.params.items()}
         return c
 
     def trace(self, t: ParsedTrace) -> None:
@@ -194,6 +270,9 @@ class Intake:
         if not isinstance(t.meta, dict):
             self._bad(where, "the metadata", "an object", t.meta)
             t.meta = {}
+        t.meta = {k: self.plain(where, f"the metadata {k!r}", v) for k, v in t.meta.items()}
+        for a in t.artifacts:
+            a.details = {k: self.plain(where, f"the {a.kind} detail {k!r}", v) for k, v in a.details.items()}
         if t.messages is not None:
             t.messages = self.messages(where, t.messages)
             for i in [i for i in t.turns if not isinstance(i, int) or not 0 <= i < len(t.messages)]:

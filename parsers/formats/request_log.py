@@ -23,6 +23,7 @@ from parsers.io.repeats import RepeatedArrays
 from parsers.io.source import Source
 from parsers.io.times import to_epoch_ms
 from parsers.providers.anthropic import ClaudeMessages
+from parsers.providers.messages import json_text
 from parsers.providers.gemini import GeminiMessages
 from parsers.providers.openai import OpenAIMessages
 
@@ -234,7 +235,7 @@ def _error_text(err) -> str | None:
         typ = inner.get("type") or inner.get("code") or inner.get("status")
         if msg:
             return f"{typ}: {msg}" if typ else str(msg)
-        return orjson.dumps(err).decode()
+        return json_text(err)
     return str(err)
 
 

@@ -2,6 +2,7 @@
 reuse of a repeated history, problems with their JSON path, tool-call arguments."""
 from __future__ import annotations
 
+import json
 import operator
 
 import orjson
@@ -29,13 +30,22 @@ def shared_prefix(a: list, b: list) -> int:
     # RepeatedArrays are the same objects; any other pair is checked by its JSON text.
     if not all(map(operator.is_, a[:n], b[:n])):
         for i in range(n):
-            if a[i] is not b[i] and orjson.dumps(a[i]) != orjson.dumps(b[i]):
+            if a[i] is not b[i] and json_text(a[i]) != json_text(b[i]):
                 return i
     return n
 
 
 def json_text(v) -> str:
-    return orjson.dumps(v).decode()
+    """A JSON value as compact JSON text, whatever it holds: orjson, else Python's json (integers
+    past 64 bits, nesting past orjson's 255 levels), else a note for nesting too deep for either."""
+    try:
+        return orjson.dumps(v).decode()
+    except TypeError:
+        pass
+    try:
+        return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+    except (RecursionError, ValueError, TypeError):
+        return "[a value nested too deep to write]"
 
 
 class MessageReader:

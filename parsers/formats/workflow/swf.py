@@ -24,6 +24,7 @@ import orjson
 
 from parsers.providers import usage as usage_mod
 from parsers.model import Artifact, Format, Message, ParsedTrace, ParseResult, Problem, Turn, ValidationError, pointer
+from parsers.io.guard import record_guard
 from parsers.io.records import as_dict, as_number, as_text, first_char, looks_binary
 from parsers.io.source import Source
 from parsers.io.times import to_epoch_ms
@@ -307,43 +308,13 @@ def to_trace(doc: dict, src: Source, fmt: str, problems: list[Problem]) -> Parse
     meta = as_dict(doc.get("metadata"))
     summary = as_dict(doc.get("summary"))
     model = as_text(meta.get("model_name"))
-    messages: list[Message] = []
-    turns: dict[int, Turn] = {}
-    artifacts: list[Artifact] = []
-    models = [model] if model else []
-    first_user = None
+    read = _Steps(model)
     steps = doc.get("steps") if isinstance(doc.get("steps"), list) else []
     for i, step in enumerate(steps):
         if not isinstance(step, dict):
             continue  # reported by the schema check
-        sid = as_text(step.get("step_id")) or f"step_{i + 1:03d}"
-        ts = to_epoch_ms(step.get("timestamp"))
-        extra = {"timestamp": ts} if ts is not None else None
-        role = _role(step.get("type"))
-        content = text_of(step.get("content"))
-        calls = [c for c in step.get("tool_calls") if isinstance(c, dict)] \
-            if isinstance(step.get("tool_calls"), list) else []
-        if role == "user" and first_user is None and content.strip():
-            first_user = content
-        start = len(messages)
-        if role == "assistant" and step.get("thinking"):
-            messages.append(Message("thinking", text_of(step["thinking"]), extra=extra))
-        if content or not calls or role != "assistant":
-            messages.append(Message(role, content, extra=extra))
-        if not calls and role != "assistant":
-            continue
-        if role != "assistant":
-            start = len(messages)  # calls on another step kind (reported by the schema check) still show
-        tool_use, results = _calls(calls, sid, extra, artifacts)
-        if tool_use is not None:
-            messages.append(tool_use)
-        step_model = as_text(step.get("model")) or model
-        if step_model and step_model not in models:
-            models.append(step_model)
-        if start < len(messages):
-            turns[start] = Turn(model=step_model, timestamp=ts, usage=step_usage(step.get("tokens")),
-                                cost=_cost(step), duration_ms=as_number(step.get("duration_ms")))
-        messages.extend(results)
+        with record_guard(problems, src.name, f"the {fmt} reader", record=i, path=pointer("steps", i)):
+            read.step(step, i, src.name, problems)
 
     tool = as_text(meta.get("tool_name"))
     started, ended = to_epoch_ms(meta.get("start_time")), to_epoch_ms(meta.get("end_time"))
@@ -351,11 +322,59 @@ def to_trace(doc: dict, src: Source, fmt: str, problems: list[Problem]) -> Parse
     outcome = outcome_of(meta, doc)
     cost = as_number(summary.get("estimated_cost"))
     return ParsedTrace(
-        format=fmt, title=_title(meta, doc, tool, src), task=as_text(meta.get("task_description")) or _task(first_user),
-        messages=messages, turns=turns, models=models, started_at=started, ended_at=ended,
+        format=fmt, title=_title(meta, doc, tool, src),
+        task=as_text(meta.get("task_description")) or _task(read.first_user),
+        messages=read.messages, turns=read.turns, models=read.models, started_at=started, ended_at=ended,
         duration_ms=duration * 1000 if duration is not None else None,
         outcome=outcome, outcome_detail=as_text(meta.get("final_output_description")),
-        stated_cost=cost, artifacts=artifacts, meta=_meta(doc, meta, summary, tool), problems=problems)
+        stated_cost=cost, artifacts=read.artifacts, meta=_meta(doc, meta, summary, tool), problems=problems)
+
+
+class _Steps:
+    """The messages, turns and artifacts of a workflow's steps, read one step at a time."""
+
+    def __init__(self, model: str | None):
+        self.model = model
+        self.messages: list[Message] = []
+        self.turns: dict[int, Turn] = {}
+        self.artifacts: list[Artifact] = []
+        self.models = [model] if model else []
+        self.first_user: str | None = None
+
+    def step(self, step: dict, i: int, file: str, problems: list[Problem]) -> None:
+        messages = self.messages
+        sid = as_text(step.get("step_id")) or f"step_{i + 1:03d}"
+        ts = to_epoch_ms(step.get("timestamp"))
+        if ts is None and step.get("timestamp") is not None:
+            problems.append(Problem(file, f"expected an ISO 8601 time or epoch number, found "
+                                          f"{_short(step.get('timestamp'))}; the step is shown without a time",
+                                    record=i, path=pointer("steps", i, "timestamp")))
+        extra = {"timestamp": ts} if ts is not None else None
+        role = _role(step.get("type"))
+        content = text_of(step.get("content"))
+        calls = [c for c in step.get("tool_calls") if isinstance(c, dict)] \
+            if isinstance(step.get("tool_calls"), list) else []
+        if role == "user" and self.first_user is None and content.strip():
+            self.first_user = content
+        start = len(messages)
+        if role == "assistant" and step.get("thinking"):
+            messages.append(Message("thinking", text_of(step["thinking"]), extra=extra))
+        if content or not calls or role != "assistant":
+            messages.append(Message(role, content, extra=extra))
+        if not calls and role != "assistant":
+            return
+        if role != "assistant":
+            start = len(messages)  # calls on another step kind (reported by the schema check) still show
+        tool_use, results = _calls(calls, sid, extra, self.artifacts)
+        if tool_use is not None:
+            messages.append(tool_use)
+        step_model = as_text(step.get("model")) or self.model
+        if step_model and step_model not in self.models:
+            self.models.append(step_model)
+        if start < len(messages):
+            self.turns[start] = Turn(model=step_model, timestamp=ts, usage=step_usage(step.get("tokens")),
+                                     cost=_cost(step), duration_ms=as_number(step.get("duration_ms")))
+        messages.extend(results)
 
 
 def _calls(calls: list[dict], sid: str, extra: dict | None, artifacts: list[Artifact]) -> tuple[Message | None, list[Message]]:
@@ -377,7 +396,7 @@ def _calls(calls: list[dict], sid: str, extra: dict | None, artifacts: list[Arti
 
 
 def _role(step_type) -> str:
-    role = STEP_ROLES.get(step_type)
+    role = STEP_ROLES.get(step_type) if isinstance(step_type, str) else None
     if role:
         return role
     # An unknown type (reported by the schema check) keeps its content, under the nearest role.
