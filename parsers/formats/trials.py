@@ -5,8 +5,8 @@ A file is a JSON array (or a single object) of instances, in one of two shapes:
   stream-json events (`system`, `assistant`, `user`, `result`) whose messages carry
   Anthropic content blocks;
 - written by later runs of the same harness: `{instance_id, model_patch, model, run_metadata,
-  tools, messages}`, `messages` being OpenAI chat messages, inline or the path (relative to
-  the trials file) of a JSON file holding them.
+  tools, messages}`, `messages` being OpenAI chat messages, inline or the path of a JSON file
+  holding them, `messages/<instance_id>.json` beside the trials file (no other path is read).
 The harness writes `<run>.summary.json` beside the trials file; when it is there, its
 per-instance verdicts (`details.correct`, `details.correct_secure`, ...) decide each trace's
 outcome and become its scorecard. Problem paths are JSON pointers into the file's document.
@@ -14,6 +14,7 @@ outcome and become its scorecard. Problem paths are JSON pointers into the file'
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 
 import orjson
@@ -116,13 +117,41 @@ def _load(src: Source, problems: list[Problem]):
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as e:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raw = raw.decode("utf-8", "replace").encode("utf-8")
+            problems.append(Problem(src.name, f"bytes that are not UTF-8 (the first at byte {bad.start}) "
+                                              "were replaced with U+FFFD"))
+            try:
+                return orjson.loads(raw)
+            except orjson.JSONDecodeError as again:
+                e = again
         salvaged = _complete_elements(raw)
+        if any(x is TOO_DEEP for x in salvaged):
+            return salvaged  # a value nested too deep: that instance is reported, the others load
         if salvaged:
             problems.append(Problem(src.name, f"not valid JSON ({e}); the file looks truncated: the "
                                               f"{len(salvaged)} complete instance(s) before the break were loaded"))
             return salvaged
         problems.append(Problem(src.name, f"not valid JSON ({e}); expected a JSON array of instances; nothing loaded"))
         return None
+
+
+def _loads_companion(sib: Source, problems: list[Problem]):
+    """A companion file's JSON; bytes that are not UTF-8 are replaced with U+FFFD, and said so."""
+    raw = sib.read_bytes()
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            value = orjson.loads(raw.decode("utf-8", "replace"))
+            problems.append(Problem(sib.name, f"bytes that are not UTF-8 (the first at byte {bad.start}) "
+                                              "were replaced with U+FFFD"))
+            return value
+        raise
 
 
 def _complete_elements(raw: bytes) -> list:
@@ -142,7 +171,32 @@ def _complete_elements(raw: bytes) -> list:
             value, i = decoder.raw_decode(text, i)
         except ValueError:
             return out
+        except RecursionError:  # nested deeper than any JSON reader here goes: skipped, in its place
+            end = _value_end(text, i)
+            if end is None:
+                return out
+            value, i = TOO_DEEP, end
         out.append(value)
+
+
+# An instance nested deeper than the JSON readers go; it keeps its place so that the others keep
+# their record numbers.
+TOO_DEEP = object()
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _value_end(text: str, i: int) -> int | None:
+    """Where the array or object starting at `i` ends (strings skipped), without recursion."""
+    depth = 0
+    for m in _BRACKETS.finditer(text, i):
+        tok = m.group()
+        if tok in "[{":
+            depth += 1
+        elif tok in "]}":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return None
 
 
 def _summary(src: Source, problems: list[Problem]) -> tuple[str, dict[str, set]] | None:
@@ -153,7 +207,7 @@ def _summary(src: Source, problems: list[Problem]) -> tuple[str, dict[str, set]]
     if sib is None:
         return None
     try:
-        data = orjson.loads(sib.read_bytes())
+        data = _loads_companion(sib, problems)
     except (orjson.JSONDecodeError, OSError) as e:
         problems.append(Problem(sib.name, f"run summary not read ({e}); outcomes come from the trajectories"))
         return None
@@ -173,6 +227,10 @@ def _summary(src: Source, problems: list[Problem]) -> tuple[str, dict[str, set]]
 
 
 def _instance(src: Source, inst, i: int, base: str, summary, file_problems: list[Problem]) -> ParsedTrace | None:
+    if inst is TOO_DEEP:
+        file_problems.append(Problem(src.name, "the instance is nested deeper than its JSON can be read (over 1,000 "
+                                               "levels); skipped", record=i, path=base))
+        return None
     if not isinstance(inst, dict):
         file_problems.append(Problem(src.name, f"expected an instance object, found {json_kind(inst)}; skipped",
                                      record=i, path=base))
@@ -240,53 +298,69 @@ def _read_trajectory(file: str, events, i: int, path: str, trace: ParsedTrace) -
         return
     shape = ClaudeMessages(file, {"record": i}, problems)
     turns = _Turns(trace)
-    model, last_response_id = None, None
+    state = {"model": None, "last_response_id": None}
     for k, ev in enumerate(events):
         where = f"{path}/{k}"
-        if not isinstance(ev, dict):
-            problems.append(Problem(file, f"expected an event object, found {json_kind(ev)}; skipped", record=i, path=where))
-            continue
-        typ = ev.get("type")
-        ts = to_epoch_ms(ev.get("timestamp"))
-        if trace.started_at is None and ts is not None:
-            trace.started_at = ts
-        if typ == "system":
-            model = as_text(ev.get("model")) or model
-            names = ev.get("tools")
-            if not trace.tools and isinstance(names, list):  # stream-json init lists tool names only
-                trace.tools = [{"name": n, "description": None, "parameters": None} for n in names if isinstance(n, str)]
-            continue
-        if typ == "result":
-            _apply_run_result(trace, ev)
-            continue
-        if typ not in EVENT_TYPES:
-            problems.append(Problem(file, f"expected an event type of system, assistant, user or result, "
-                                          f"found {typ!r}; skipped", record=i, path=where + "/type"))
-            continue
-        msg = ev.get("message")
-        if not isinstance(msg, dict):
-            problems.append(Problem(file, f"expected a message object, found {json_kind(msg)}; skipped",
-                                    record=i, path=where + "/message"))
-            continue
-        content = msg.get("content")
-        if content is None:
-            problems.append(Problem(file, "expected a string or an array of content blocks, found nothing",
-                                    record=i, path=where + "/message/content"))
-        if typ == "assistant":
-            response_id = msg.get("id")
-            new = shape.blocks("assistant", content, where + "/message/content")
-            if response_id is not None and response_id == last_response_id:
-                turns.add(new)  # stream-json splits one response into an event per block
-            else:
-                turns.add(new, Turn(model=as_text(msg.get("model")) or model, timestamp=ts,
-                                    usage=usage_mod.from_any(msg.get("usage")), cost=as_number(msg.get("cost")),
-                                    stop_reason=msg.get("stop_reason")))
-            last_response_id = response_id
-        else:
-            role = {"tool": "tool_result", "system": "system"}.get(msg.get("role"), "user")
-            turns.add(shape.blocks(role, content, where + "/message/content"))
-            last_response_id = None
+        with record_guard(problems, file, "the trials reader", record=i, path=where):
+            _read_event(file, ev, i, where, trace, shape, turns, state)
     turns.finish()
+
+
+def _read_event(file: str, ev, i: int, where: str, trace: ParsedTrace, shape: ClaudeMessages, turns: "_Turns",
+                state: dict) -> None:
+    """One event of a trajectory; `state` carries the model and the last response id along."""
+    problems = trace.problems
+    if not isinstance(ev, dict):
+        problems.append(Problem(file, f"expected an event object, found {json_kind(ev)}; skipped", record=i, path=where))
+        return
+    typ = ev.get("type")
+    ts = to_epoch_ms(ev.get("timestamp"))
+    if ts is None and ev.get("timestamp") is not None:
+        problems.append(Problem(file, f"expected an ISO 8601 time or epoch number, found "
+                                      f"{str(ev.get('timestamp'))[:40]}; the event is shown without a time",
+                                record=i, path=where + "/timestamp"))
+    if trace.started_at is None and ts is not None:
+        trace.started_at = ts
+    if typ == "system":
+        state["model"] = as_text(ev.get("model")) or state["model"]
+        names = ev.get("tools")
+        if not trace.tools and isinstance(names, list):  # stream-json init lists tool names only
+            trace.tools = [{"name": n, "description": None, "parameters": None} for n in names if isinstance(n, str)]
+        return
+    if typ == "result":
+        _apply_run_result(trace, ev)
+        return
+    if typ not in EVENT_TYPES:
+        problems.append(Problem(file, f"expected an event type of system, assistant, user or result, "
+                                      f"found {str(typ)[:60]!r}; skipped", record=i, path=where + "/type"))
+        return
+    msg = ev.get("message")
+    if not isinstance(msg, dict):
+        problems.append(Problem(file, f"expected a message object, found {json_kind(msg)}; skipped",
+                                record=i, path=where + "/message"))
+        return
+    content = msg.get("content")
+    if content is None:
+        problems.append(Problem(file, "expected a string or an array of content blocks, found nothing",
+                                record=i, path=where + "/message/content"))
+    if typ == "assistant":
+        response_id = msg.get("id")
+        new = shape.blocks("assistant", content, where + "/message/content")
+        if response_id is not None and response_id == state["last_response_id"]:
+            turns.add(new)  # stream-json splits one response into an event per block
+        else:
+            turns.add(new, Turn(model=as_text(msg.get("model")) or state["model"], timestamp=ts,
+                                usage=usage_mod.from_any(msg.get("usage")), cost=as_number(msg.get("cost")),
+                                stop_reason=as_text(msg.get("stop_reason"))))
+        state["last_response_id"] = response_id if isinstance(response_id, (str, int)) else None
+    else:
+        role = msg.get("role")
+        if role is not None and not isinstance(role, str):
+            problems.append(Problem(file, f"expected a role name, found {json_kind(role)}; read as the user's",
+                                    record=i, path=where + "/message/role"))
+        role = {"tool": "tool_result", "system": "system"}.get(role if isinstance(role, str) else "", "user")
+        turns.add(shape.blocks(role, content, where + "/message/content"))
+        state["last_response_id"] = None
 
 
 class _ChatShape(OpenAIMessages):
@@ -336,15 +410,34 @@ def _read_chat(src: Source, inst: dict, i: int, base: str, trace: ParsedTrace) -
         trace.models = [model]
 
 
+MESSAGES_DIR = "messages"
+
+
 def _messages_file(src: Source, rel: str, i: int, path: str, problems: list[Problem]):
-    """(messages, file name, pointer base) of a messages file beside the trials file, or None."""
-    sib = src.sibling(rel)
+    """(messages, file name, pointer base) of a messages file beside the trials file, or None.
+
+    The harness writes them as `messages/<instance_id>.json`; only a JSON file directly in that
+    folder, not hidden, is read. Any other path the instance names (another folder, a hidden file, a path
+    leaving the trials file's folder) is reported and not read."""
+    named = posixpath.normpath(rel.replace("\\", "/")) if rel.strip() else ""
+    folder, _, leaf = named.rpartition("/")
+    leaves = named.startswith(("/", "../")) or named == ".." or ":" in named.split("/")[0]
+    if leaves and src.sibling(rel) is None:  # looked up, not read
+        problems.append(Problem(src.name, f"messages file {rel!r} is missing or outside the opened folder; "
+                                          "the instance loads without its messages", record=i, path=path))
+        return None
+    if leaves or folder != MESSAGES_DIR or leaf.startswith(".") or not leaf.lower().endswith(".json"):
+        problems.append(Problem(src.name, f"messages file {rel!r} not read: only JSON files in the messages/ folder "
+                                          "beside the trials file are read; the instance loads without its messages",
+                                record=i, path=path))
+        return None
+    sib = src.sibling(named)
     if sib is None:
         problems.append(Problem(src.name, f"messages file {rel!r} is missing or outside the opened folder; "
                                           "the instance loads without its messages", record=i, path=path))
         return None
     try:
-        data = orjson.loads(sib.read_bytes())
+        data = _loads_companion(sib, problems)
     except (orjson.JSONDecodeError, OSError) as e:
         problems.append(Problem(sib.name, f"not valid JSON ({e}); the instance loads without its messages"))
         return None

@@ -30,7 +30,31 @@ def first_char(head: bytes) -> str:
 
 
 def looks_binary(head: bytes) -> bool:
-    return b"\x00" in head[:8192]
+    """Whether the first bytes are not text: NUL bytes are, unless they sit on a few lines of
+    otherwise readable UTF-8 lines (a stray NUL in a log costs that line, not the file)."""
+    head = head[:8192]
+    if b"\x00" not in head:
+        return False
+    if head.startswith(BINARY_MAGIC):
+        return True
+    lines = head.split(b"\n")
+    if len(lines) > 1 and len(head) == 8192:
+        lines.pop()  # cut off by the 8 KB: perhaps in the middle of a character
+    text = sum(len(line) + 1 for line in lines if b"\x00" not in line and _is_utf8(line))
+    return text < len(head) // 2
+
+
+# Archives, images and databases: binary even when their bytes are mostly text (a stored zip).
+BINARY_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"\x1f\x8b", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"%PDF",
+                b"SQLite format 3\x00", b"7z\xbc\xaf")
+
+
+def _is_utf8(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def iter_records(src: Source, problems: list[Problem], loads=orjson.loads) -> Iterator[tuple[int | None, int | None, object]]:
@@ -38,7 +62,8 @@ def iter_records(src: Source, problems: list[Problem], loads=orjson.loads) -> It
 
     JSONL is streamed line by line, each line parsed by `loads` (which must raise
     orjson.JSONDecodeError as orjson.loads does). A line that is not JSON becomes a Problem
-    naming it."""
+    naming it; so does a line with NUL bytes (skipped) or with bytes that are not UTF-8
+    (read with U+FFFD in their place)."""
     head = src.head
     if not head.strip():
         problems.append(Problem(src.name, "the file is empty"))
@@ -68,6 +93,22 @@ def iter_records(src: Source, problems: list[Problem], loads=orjson.loads) -> It
             except orjson.JSONDecodeError as e:
                 if not bytes(line).strip():
                     continue  # a blank line
+                if b"\x00" in bytes(line):
+                    seen_any = True
+                    problems.append(Problem(src.name, "the line holds NUL bytes (binary content); line skipped",
+                                            line=n))
+                    continue
+                fixed = _replace_bad_utf8(bytes(line))
+                if fixed is not None:
+                    try:
+                        value = loads(fixed)
+                    except orjson.JSONDecodeError:
+                        pass
+                    else:
+                        seen_any = True
+                        problems.append(Problem(src.name, "bytes that are not UTF-8 were replaced with U+FFFD", line=n))
+                        yield n, None, value
+                        continue
                 if not seen_any:
                     # Perhaps one pretty-printed JSON document rather than JSON lines.
                     try:
@@ -82,6 +123,15 @@ def iter_records(src: Source, problems: list[Problem], loads=orjson.loads) -> It
                 continue
             seen_any = True
             yield n, None, value
+
+
+def _replace_bad_utf8(line: bytes) -> bytes | None:
+    """The line with bytes that are not UTF-8 replaced by U+FFFD, or None when it is UTF-8."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return line.decode("utf-8", "replace").encode("utf-8")
+    return None
 
 
 BOM = b"\xef\xbb\xbf"

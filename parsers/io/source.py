@@ -2,15 +2,22 @@
 
 Folders and archives are bounded: a cap on file count and total size, zip bombs (members
 that inflate far beyond their compressed size, or past the size cap) are refused, and so are
-member paths that would escape the archive. Every refusal is a Problem; the rest loads.
+member paths that would escape the archive. An archive's members together inflate to at most
+TRACEVIEW_MAX_ARCHIVE_BYTES (1 GiB), and an upload batch to at most TRACEVIEW_MAX_UPLOAD_BYTES
+(2 GiB). Every refusal or skip is a Problem; the rest loads.
+
+Files beginning with a UTF-16 or UTF-32 byte order mark are read as UTF-8 text, and a UTF-8
+byte order mark is left out, so that every format reads them alike.
 """
 from __future__ import annotations
 
+import codecs
 import io
 import os
 import posixpath
 import stat
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
@@ -22,6 +29,15 @@ MAX_FILES = 10_000
 MAX_TOTAL_BYTES = 4 * 1024**3
 MAX_MEMBER_BYTES = 2 * 1024**3
 MAX_ZIP_RATIO = 200  # uncompressed / compressed, above which a large member is a bomb
+# Inflated bytes of one archive's members together, and of one upload batch (archives inflated);
+# the environment variables of the same name with a TRACEVIEW_ prefix override them.
+MAX_ARCHIVE_BYTES = 1024**3
+MAX_UPLOAD_BYTES = 2 * 1024**3
+# Many members each just under the bomb ratio add up to one: once an archive's members have
+# inflated past ARCHIVE_RATIO_FLOOR bytes at more than MAX_ARCHIVE_RATIO times their compressed
+# size together, the rest are skipped.
+MAX_ARCHIVE_RATIO = 100
+ARCHIVE_RATIO_FLOOR = 32 * 1024**2
 SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", ".hg", ".svn"}
 
 
@@ -41,7 +57,21 @@ class Source:
     _listdir: Callable[[str], "list[str] | None"] = field(default=lambda rel: None)
 
     def open(self) -> BinaryIO:
-        return self._open()
+        f = self._open()
+        try:
+            start = f.read(4)
+            encoding = _wide_encoding(start)
+            skip = len(codecs.BOM_UTF8) if start.startswith(codecs.BOM_UTF8) else 0
+            if encoding is None and f.seekable():
+                f.seek(skip)
+                return f
+            raw = _Prefixed(start[skip:], f)
+        except BaseException:
+            f.close()
+            raise
+        if encoding is None:
+            return io.BufferedReader(raw)
+        return io.BufferedReader(_Utf8Reader(io.TextIOWrapper(io.BufferedReader(raw), encoding, errors="replace")))
 
     @property
     def head(self) -> bytes:
@@ -55,6 +85,9 @@ class Source:
             return f.read()
 
     def sibling(self, rel: str) -> "Source | None":
+        """A file next to this one, by a relative path; None for hidden files and folders."""
+        if _hidden(rel):
+            return None
         return self._sibling(rel)
 
     def listdir(self, rel_dir: str = ".") -> "list[str] | None":
@@ -83,6 +116,75 @@ def from_bytes(name: str, data: bytes, siblings: dict[str, bytes] | None = None,
         return index.get(_join_inside(posixpath.dirname(name), rel))
 
     return Source(name, len(data), lambda: io.BytesIO(data), _sibling=sib, _listdir=ls)
+
+
+def _hidden(rel: str) -> bool:
+    """Whether a relative path goes through a hidden or skipped folder or names a hidden file."""
+    return any((part.startswith(".") and part not in (".", "..")) or part in SKIP_DIRS
+               for part in rel.replace("\\", "/").split("/"))
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _wide_encoding(start: bytes) -> str | None:
+    """"utf-16" or "utf-32" when the bytes begin with that encoding's byte order mark."""
+    for bom, encoding in _BOMS:
+        if start.startswith(bom):
+            return encoding
+    return None
+
+
+class _Prefixed(io.RawIOBase):
+    """Bytes already read from a stream, then the rest of the stream."""
+
+    def __init__(self, prefix: bytes, raw):
+        self.prefix, self.raw = prefix, raw
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        if self.prefix:
+            n = min(len(b), len(self.prefix))
+            b[:n] = self.prefix[:n]
+            self.prefix = self.prefix[n:]
+            return n
+        if hasattr(self.raw, "readinto"):
+            return self.raw.readinto(b)
+        data = self.raw.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+    def close(self):
+        self.raw.close()
+        super().close()
+
+
+class _Utf8Reader(io.RawIOBase):
+    """A text stream read back as UTF-8 bytes."""
+
+    def __init__(self, text):
+        self.text, self.pending = text, b""
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        while not self.pending:
+            chunk = self.text.read(1 << 16)
+            if not chunk:
+                return 0
+            self.pending = chunk.encode("utf-8", "surrogatepass")
+        n = min(len(b), len(self.pending))
+        b[:n] = self.pending[:n]
+        self.pending = self.pending[n:]
+        return n
+
+    def close(self):
+        self.text.close()
+        super().close()
 
 
 def _join_inside(base: str, rel: str) -> str | None:
@@ -138,64 +240,103 @@ def from_path(path: Path, root: Path | None = None) -> Source:
     return Source(name, path.stat().st_size, lambda: open(path, "rb"), _sibling=sib, _listdir=ls)
 
 
+def _limit(name: str) -> int:
+    """A byte limit: TRACEVIEW_<name> from the environment when it is a whole number, else the default."""
+    value = os.environ.get("TRACEVIEW_" + name, "").strip()
+    try:
+        return int(value) if value else globals()[name]
+    except ValueError:
+        return globals()[name]
+
+
 def expand(paths: list[str | Path], problems: list[Problem]) -> Iterator[Source]:
     """Files, folders (walked recursively, sorted) and zip archives -> Sources, bounded."""
-    budget = _Budget()
+    budget = _Budget(MAX_TOTAL_BYTES)
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            files, root = _walk(p), p
+            files, root = _walk(p, problems), p
         elif p.is_file():
             files, root = [p], p.parent
         else:
             problems.append(Problem(str(p), "no such file or folder"))
             continue
         for f in files:
-            if not budget.take(f.name, f.stat().st_size, problems):
-                return
-            if f.suffix.lower() == ".zip" and zipfile.is_zipfile(f):
-                yield from _zip_sources(f.read_bytes(), f.relative_to(root).as_posix(), budget, problems)
-            else:
+            rel = f.relative_to(root).as_posix()
+            if f.suffix.lower() == ".zip":
+                if zipfile.is_zipfile(f):
+                    yield from _zip_sources(f.read_bytes(), rel, budget, problems)
+                elif budget.take(rel, f.stat().st_size, problems):  # counted as the file it is
+                    problems.append(Problem(rel, "not a readable zip archive (damaged or cut off); "
+                                                 "nothing in it was read"))
+            elif budget.take(rel, f.stat().st_size, problems):
                 yield from_path(f, root)
+            if budget.full:
+                return
 
 
 def expand_uploads(files: list[tuple[str, bytes]], problems: list[Problem]) -> Iterator[Source]:
     """Uploaded (name, bytes) pairs; zips are opened; names may carry folder paths."""
-    budget = _Budget()
+    budget = _Budget(min(MAX_TOTAL_BYTES, _limit("MAX_UPLOAD_BYTES")), "the upload")
     plain = {}
     for name, data in files:
         safe = _join_inside("", name.replace("\\", "/").lstrip("/")) or posixpath.basename(name)
-        if not budget.take(safe, len(data), problems):
-            break
         if safe.lower().endswith(".zip") and zipfile.is_zipfile(io.BytesIO(data)):
             yield from _zip_sources(data, safe, budget, problems)
-        else:
+        elif safe.lower().endswith(".zip"):
+            if budget.take(safe, len(data), problems):
+                problems.append(Problem(safe, "not a readable zip archive (damaged or cut off); "
+                                              "nothing in it was read"))
+        elif budget.take(safe, len(data), problems):
             plain[safe] = data
+        if budget.full:
+            break
     index: dict = {}
     for name in sorted(plain):
         yield from_bytes(name, plain[name], plain, index)
 
 
 class _Budget:
-    def __init__(self):
+    """Files and bytes taken so far; once a cap is passed, `full` and nothing more is taken."""
+
+    def __init__(self, max_bytes: int, what: str = "inputs"):
         self.files = 0
         self.bytes = 0
+        self.max_bytes, self.what = max_bytes, what
+        self.full = False
 
     def take(self, name: str, size: int, problems: list[Problem]) -> bool:
+        if self.full:
+            return False
+        if self.files + 1 > MAX_FILES:
+            self.full = True
+            problems.append(Problem(name, f"not loaded: more than {MAX_FILES} files; the first {MAX_FILES} were "
+                                          "loaded and the rest skipped"))
+            return False
+        if self.bytes + size > self.max_bytes:
+            self.full = True
+            problems.append(Problem(name, f"not loaded: {self.what} would exceed {_mb(self.max_bytes)} in total "
+                                          f"({self.files} files, {_mb(self.bytes)} taken); the rest were skipped"))
+            return False
         self.files += 1
         self.bytes += size
-        if self.files > MAX_FILES:
-            problems.append(Problem(name, f"not loaded: more than {MAX_FILES} files; the rest were skipped"))
-            return False
-        if self.bytes > MAX_TOTAL_BYTES:
-            problems.append(Problem(name, f"not loaded: inputs exceed {MAX_TOTAL_BYTES // 1024**2} MB in total; the rest were skipped"))
-            return False
         return True
 
 
-def _walk(root: Path) -> Iterator[Path]:
+def _mb(n: int) -> str:
+    return f"{n / 1024**2:.0f} MB" if n >= 1024**2 else f"{n} bytes"
+
+
+def _walk(root: Path, problems: list[Problem] | None = None) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        kept = []
+        for d in sorted(dirnames):
+            if (Path(dirpath) / d).is_symlink() and problems is not None:
+                problems.append(Problem((Path(dirpath) / d).relative_to(root).as_posix(),
+                                        "a symbolic link to a folder; not followed"))
+            elif d not in SKIP_DIRS and not d.startswith("."):
+                kept.append(d)
+        dirnames[:] = kept
         for fn in sorted(filenames):
             if fn.startswith("."):
                 continue
@@ -206,16 +347,26 @@ def _walk(root: Path) -> Iterator[Path]:
                 continue
             if stat.S_ISREG(st.st_mode):
                 yield f
+            elif stat.S_ISLNK(st.st_mode) and problems is not None:
+                problems.append(Problem(f.relative_to(root).as_posix(), "a symbolic link; not followed"))
+
+
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError, ValueError)
 
 
 def _zip_sources(data: bytes, zname: str, budget: _Budget, problems: list[Problem]) -> Iterator[Source]:
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError) as e:
+    except (OSError, *_ZIP_ERRORS) as e:
         problems.append(Problem(zname, f"not a readable zip archive: {e}"))
         return
+    if not any(not info.is_dir() for info in infos):
+        problems.append(Problem(zname, "the archive is empty"))
+        return
+    max_archive = _limit("MAX_ARCHIVE_BYTES")
     members: dict[str, zipfile.ZipInfo] = {}
+    inflated = compressed = 0
     for info in infos:
         if info.is_dir():
             continue
@@ -225,19 +376,51 @@ def _zip_sources(data: bytes, zname: str, budget: _Budget, problems: list[Proble
         if safe is None:
             problems.append(Problem(where, "refused: the member's path leaves the archive"))
             continue
-        if any(part.startswith(".") or part in SKIP_DIRS for part in safe.split("/")[:-1]) or safe.startswith("__MACOSX/"):
+        if safe.startswith("__MACOSX/"):
+            continue  # resource forks macOS adds to archives, never a log
+        if any(part.startswith(".") or part in SKIP_DIRS for part in safe.split("/")):
+            problems.append(Problem(where, "skipped: a hidden file or folder"))
+            continue
+        if safe in members:
+            # Named after the archive: the member's own name is the one that was read.
+            problems.append(Problem(zname, f"a second member named {inner!r} was skipped; the first was read"))
+            continue
+        if info.flag_bits & 0x1:
+            problems.append(Problem(where, "skipped: the member is encrypted"))
             continue
         if info.file_size > MAX_MEMBER_BYTES or (
                 info.file_size > 10 * 1024**2 and info.file_size > MAX_ZIP_RATIO * max(info.compress_size, 1)):
             problems.append(Problem(where, f"refused: inflates to {info.file_size} bytes from "
                                            f"{info.compress_size} (a zip bomb or too large)"))
             continue
+        total, packed = inflated + info.file_size, max(compressed + info.compress_size, 1)
+        if total > max_archive:
+            why = f"at most {_mb(max_archive)} per archive"
+        elif total > ARCHIVE_RATIO_FLOOR and total > MAX_ARCHIVE_RATIO * packed:
+            why = (f"{total // packed} times their compressed size; past {_mb(ARCHIVE_RATIO_FLOOR)} "
+                   f"at most {MAX_ARCHIVE_RATIO} times")
+        else:
+            why = None
+        if why is not None:
+            left = sum(1 for i in infos[infos.index(info) + 1:] if not i.is_dir())
+            problems.append(Problem(where, f"skipped with the {left} members after it: the archive's members would "
+                                           f"inflate to {_mb(total)} ({why}); the {len(members)} members before it "
+                                           "were read"))
+            break
         if not budget.take(where, info.file_size, problems):
-            return
+            break
+        inflated += info.file_size
+        compressed += info.compress_size
         members[safe] = info
 
     def opener(info):
-        return lambda: io.BufferedReader(_LimitedReader(zf.open(info), info.file_size))
+        def open_member():
+            try:
+                raw = zf.open(info)
+            except _ZIP_ERRORS as e:
+                raise OSError(f"damaged zip member: {e}") from e
+            return io.BufferedReader(_LimitedReader(raw, info.file_size))
+        return open_member
 
     index: dict[str, list[str]] = {}
 
@@ -271,7 +454,10 @@ class _LimitedReader(io.RawIOBase):
     def readinto(self, b):
         if self.left <= 0:
             return 0
-        n = self.raw.readinto(memoryview(b)[: min(len(b), self.left)])
+        try:
+            n = self.raw.readinto(memoryview(b)[: min(len(b), self.left)])
+        except _ZIP_ERRORS as e:  # a bad CRC, broken deflate data, a cut-off archive
+            raise OSError(f"damaged zip member: {e}") from e
         self.left -= n or 0
         return n
 

@@ -102,7 +102,7 @@ class _Decoder:
             if isinstance(line, str):
                 line = str(line)
             elif isinstance(line, (bytes, bytearray)):
-                line = bytes(line).decode("utf-8", "replace")
+                line = _decode(index, bytes(line), self.problems)
             elif isinstance(line, dict):
                 # An already decoded chunk stored as an object.
                 self.flush()
@@ -221,6 +221,15 @@ class _Decoder:
             self.problems.append((index, f"expected a JSON object: {_snippet(payload)!r}"))
 
 
+def _decode(index: int, data: bytes, problems: list[tuple[int, str]]) -> str:
+    """Bytes as text; bytes that are not UTF-8 become U+FFFD, and a problem says so."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        problems.append((index, "bytes that are not UTF-8 were replaced with U+FFFD"))
+        return data.decode("utf-8", "replace")
+
+
 def parse_sse_events(lines: Iterable[str]) -> tuple[list[dict], list[tuple[int, str]]]:
     """Return (events, problems).
 
@@ -230,11 +239,11 @@ def parse_sse_events(lines: Iterable[str]) -> tuple[list[dict], list[tuple[int, 
     """
     if isinstance(lines, str):
         lines = [lines]
-    elif isinstance(lines, (bytes, bytearray)):
-        lines = [bytes(lines).decode("utf-8", "replace")]
-
     events: list[dict] = []
     problems: list[tuple[int, str]] = []
+    if isinstance(lines, (bytes, bytearray)):
+        lines = [_decode(0, bytes(lines), problems)]
+
     dec = _Decoder(events, problems)
     append = events.append
     loads = _loads
@@ -533,6 +542,8 @@ def rebuild_openai(events: list[dict]) -> tuple[dict, list[str]]:
         problems.append("choices with index > 0 were ignored")
     if events and not any("choices" in ev for ev in events) and error is None:
         problems.append("no event has 'choices': not an OpenAI chat-completions stream?")
+    elif finish_reason is None and error is None and any(ev.get("choices") for ev in events):
+        problems.append("stream ended without a finish_reason (truncated?)")
     result: dict[str, Any] = {
         "id": resp_id,
         "model": model,

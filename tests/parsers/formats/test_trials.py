@@ -299,13 +299,6 @@ def test_messages_path_outside_or_missing(path):
                            "the instance loads without its messages"
 
 
-def test_messages_path_may_leave_the_trials_folder_but_not_what_was_opened():
-    inst = {"instance_id": "o__r_5", "messages": "../shared/o__r_5.json"}
-    doc = cook({"runs/a.trials.json": [inst], "shared/o__r_5.json": CHAT})
-    (t,) = doc["traces"]
-    assert len(t["timeline"]) == 7 and t["problems"][0]["file"] == "shared/o__r_5.json"
-
-
 # -- detection --------------------------------------------------------------------------------
 def sniff(name: str, data) -> str | None:
     return trials.sniff(from_bytes(name, data if isinstance(data, bytes) else orjson.dumps(data)))
@@ -442,3 +435,37 @@ def test_generated_3000_message_trajectory(tmp_path):
         assert r["request_messages"] == t["timeline"][:start]
         r["request_messages"] = r["request_messages"][-3:]
     assert cooked_errors(doc) == []
+
+
+# -- files beside a trials file ----------------------------------------------------------------
+def test_only_messages_of_the_instance_id_are_read_beside_the_file():
+    chat = orjson.dumps([{"role": "user", "content": "the task"}])
+    run = [{"instance_id": "a__b_1", "model_patch": "", "messages": "messages/a__b_1.json"},
+           {"instance_id": "a__b_2", "model_patch": "", "messages": ".config/tool/credentials.json"},
+           {"instance_id": "a__b_3", "model_patch": "", "messages": "notes.json"},
+           {"instance_id": "a__b_4", "model_patch": "", "messages": "messages/.a__b_4.json"},
+           {"instance_id": "a__b_5", "model_patch": "", "messages": "messages/../a__b_5.json"},
+           {"instance_id": "a__b_6", "model_patch": "", "messages": "../other/a__b_6.json"}]
+    secret = orjson.dumps([{"role": "user", "content": "SECRET"}])
+    doc = cook({"runs/run.trials.json": orjson.dumps(run), "runs/messages/a__b_1.json": chat,
+                "runs/.config/tool/credentials.json": secret, "runs/notes.json": secret,
+                "runs/messages/.a__b_4.json": secret, "runs/a__b_5.json": secret, "other/a__b_6.json": secret})
+    assert b"SECRET" not in orjson.dumps(doc)
+    first, *others = doc["traces"]
+    assert first["problems"] == [] and len(first["timeline"]) == 1
+    for k, t in enumerate(others, 1):
+        (p,) = t["problems"]
+        assert p["path"] == f"/{k}/messages" and "not read" in p["message"] and t["timeline"] == []
+
+
+def test_a_utf8_byte_order_mark_on_the_trials_file_and_its_summary(tmp_path):
+    for f in SAMPLE.rglob("*"):
+        if f.is_file():
+            out = tmp_path / f.relative_to(SAMPLE)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(b"\xef\xbb\xbf" + f.read_bytes())
+    plain, _ = pipeline.cook_paths([SAMPLE])
+    doc, summaries = pipeline.cook_paths([tmp_path])
+    assert all(s.problems == [] for s in summaries)
+    assert [(t["title"], t["outcome"], len(t["timeline"])) for t in doc["traces"]] == [
+        (t["title"], t["outcome"], len(t["timeline"])) for t in plain["traces"]]
