@@ -12,6 +12,27 @@ from pathlib import Path
 import orjson
 
 
+def shown(text) -> str:
+    """A line for the terminal: control and format characters from a trace or a file name
+    (escape sequences, newlines that would forge a line, bidirectional overrides) are written
+    as visible escapes (\\x1b, \\n, \\u202e) instead of acting."""
+    s = str(text)
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() or c == " " else _escape(c) for c in s)
+
+
+def _escape(c: str) -> str:
+    n = ord(c)
+    if c in "\n\r\t":
+        return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}[c]
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
+
+
+def say(*parts, err: bool = True) -> None:
+    print(shown(" ".join(str(p) for p in parts)), file=sys.stderr if err else sys.stdout)
+
+
 def _cmd_cook(args) -> int:
     from parsers import pipeline
     from parsers.model import Problem
@@ -19,16 +40,16 @@ def _cmd_cook(args) -> int:
     # --format is checked by argparse against the registered names.
     doc, summaries = pipeline.cook_paths(args.inputs, args.format)
     for s in summaries:
-        print(s.line(), file=sys.stderr)
+        say(s.line())
     summarised = {s.name for s in summaries}
     for p in doc["inputs"]:  # paths that gave no input at all (missing, over a cap)
         if p["name"] not in summarised:
             for prob in p["problems"]:
-                print(f"{prob['file']}: {prob['message']}", file=sys.stderr)
+                say(f"{prob['file']}: {prob['message']}")
     if args.problems:
         for s in summaries:
             for p in s.problems:
-                print(f"  {Problem(**p)}", file=sys.stderr)
+                say(f"  {Problem(**p)}")
     if not doc["traces"]:
         print("traceview cook: nothing cooked: no input gave a trace", file=sys.stderr)
         return 1
@@ -50,11 +71,11 @@ def _cmd_validate(args) -> int:
         kind, errors = validate_file(f)
         if errors:
             bad += 1
-            print(f"{f}: invalid {kind}: {len(errors)} error{'s' * (len(errors) != 1)}")
+            say(f"{f}: invalid {kind}: {len(errors)} error{'s' * (len(errors) != 1)}", err=False)
             for path, msg in errors:
-                print(f"  {path or '/'}: {msg}")
+                say(f"  {path or '/'}: {msg}", err=False)
         else:
-            print(f"{f}: valid {kind}")
+            say(f"{f}: valid {kind}", err=False)
     return 1 if bad else 0
 
 
@@ -64,10 +85,10 @@ def _cmd_convert(args) -> int:
     try:
         text, problems = convert_file(args.input, args.to)
     except ValueError as e:  # unknown target
-        print(f"traceview convert: {e}", file=sys.stderr)
+        say(f"traceview convert: {e}")
         return 2
     for p in problems:
-        print(str(p), file=sys.stderr)
+        say(str(p))
     if text is None:
         print("traceview convert: nothing converted", file=sys.stderr)
         return 1
@@ -137,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as e:  # never a traceback for the user
-        print(f"traceview {args.command}: error: {type(e).__name__}: {e}", file=sys.stderr)
+        say(f"traceview {args.command}: error: {type(e).__name__}: {e}")
         return 1
 
 

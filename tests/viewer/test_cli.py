@@ -80,3 +80,21 @@ def test_problems_flag_lists_each_problem_with_its_place(tmp_path):
     assert p.returncode == 0
     assert "  log.jsonl:1 at /request/messages/1: expected a message object, found a number; skipped" in p.stderr
     assert "  log.jsonl:2: not valid JSON" in p.stderr
+
+
+def test_terminal_escapes_and_newlines_from_traces_are_shown_not_acted(shared, tmp_path):
+    # An error text and an archive member name carry escape sequences (clipboard write, screen
+    # clear, title change); a file name carries a newline that would forge a summary line.
+    forged = tmp_path / "a\nfake.jsonl: request-log, 99 records.jsonl"
+    forged.write_bytes((REPO / "sample_data" / "api_logs" / "openai_chat.jsonl").read_bytes())
+    inputs = [shared("badinputs", "term", "T01_ansi_in_error.jsonl"),
+              shared("badinputs", "term", "T02_ansi_member_name.zip"), forged]
+    run = subprocess.run([sys.executable, "-m", "viewer.cli", "cook", "--problems", *map(str, inputs),
+                          "-o", str(tmp_path / "out.json")], capture_output=True, cwd=REPO, timeout=120)
+    assert run.returncode == 0
+    err = run.stderr.decode()
+    assert "\x1b" not in err and "\x07" not in err
+    assert "\\x1b]52;c;" in err  # shown, escaped
+    lines = err.splitlines()
+    assert sum(line.startswith(("a", "/")) and "fake.jsonl" in line for line in lines) == 1
+    assert not any(line.startswith("fake.jsonl") for line in lines)
