@@ -139,3 +139,144 @@ def test_parents_score_at_least_as_well_as_llm_path_on_real_logs(stem, realdata)
         assert _has_parent_under_the_rule(req, ours, order)
         assert _score(req, ours) >= _score(req, by_id[theirs])
     assert parents > 0 and roots > 0
+
+
+# --- the shortcuts against the rule itself, and their cost ------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from parsers.cook import tree  # noqa: E402
+
+
+def edit_distance(a, b):
+    """Levenshtein distance over sequences, the textbook dynamic programme."""
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+def exact_parents(requests):
+    """The documented rule, every pair scored: among earlier requests of the same model, the
+    best -(edit distance of its request + response to our request) - 0.5 per differing tool,
+    ties to the latest, no parent when the best is below -len(request)/2."""
+    out = []
+    for i, (model, req, _, tools) in enumerate(requests):
+        scored = [(-edit_distance(r2 + s2, req) - 0.5 * len(tools ^ t2), j)
+                  for j, (m2, r2, s2, t2) in enumerate(requests[:i]) if m2 == model]
+        best = max(scored, default=None)
+        out.append(best[1] if best is not None and best[0] >= -len(req) / 2 else None)
+    return out
+
+
+IDS = st.sampled_from(["s", "s2", "u", "v", "w", "x", "a", "b"])
+TOOLS = st.frozensets(st.sampled_from(["t1", "t2", "t3"]), max_size=2)
+
+
+@st.composite
+def histories(draw):
+    """Request logs mixing the shapes that matter: identical retries (same request, same or
+    other response and tools), continuations, rewinds, independent requests under a shared
+    system prompt, and random short requests, over a small alphabet so that ties abound."""
+    reqs = []
+    for k in range(draw(st.integers(1, 24))):
+        kind = draw(st.sampled_from(["retry", "retry", "continue", "rewind", "independent", "random"]))
+        model = draw(st.sampled_from(["m", "m", "m", "n"]))
+        if reqs and kind == "retry":
+            prev = reqs[draw(st.integers(0, len(reqs) - 1))]
+            same = draw(st.booleans())
+            resp = prev[2] if same else draw(st.lists(IDS, max_size=2))
+            tools = prev[3] if same or draw(st.booleans()) else draw(TOOLS)
+            reqs.append((prev[0] if same else model, list(prev[1]), list(resp), tools))
+            continue
+        if reqs and kind in ("continue", "rewind"):
+            prev = reqs[draw(st.integers(0, len(reqs) - 1))]
+            conv = prev[1] + prev[2]
+            cut = len(conv) if kind == "continue" else draw(st.integers(0, len(conv)))
+            req = conv[:cut] + draw(st.lists(st.one_of(IDS, st.just(f"q{k}")), max_size=2))
+        elif kind == "independent":
+            req = ["s", f"q{k}"]
+        else:
+            req = draw(st.lists(IDS, max_size=6))
+        reqs.append((model, req, draw(st.lists(st.one_of(IDS, st.just(f"r{k}")), max_size=2)), draw(TOOLS)))
+    return reqs
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories())
+def test_same_parents_as_scoring_every_pair(reqs):
+    want = exact_parents(reqs)
+    # OUTRIGHT 0 sends every length class through the message index; the default mixes both.
+    for outright in (0, 1, tree.OUTRIGHT):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(tree, "OUTRIGHT", outright)
+            assert assign_parents(reqs) == want, outright
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40), st.lists(IDS, max_size=4), st.lists(IDS, max_size=2), st.lists(TOOLS, min_size=1, max_size=3))
+def test_identical_retries_match_the_rule(count, req, resp, toolsets):
+    """The same request again and again, the tools cycling: the parent is the latest earlier
+    request with the closest tools, or none when even that is too far (a short request)."""
+    reqs = [("m", list(req), list(resp), toolsets[k % len(toolsets)]) for k in range(count)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tree, "OUTRIGHT", 0)
+        assert assign_parents(reqs) == exact_parents(reqs)
+    assert assign_parents(reqs) == exact_parents(reqs)
+
+
+def test_ties_between_many_conversations_go_to_the_latest():
+    """Forty retries with different answers all sit at distance 1: the latest wins, also
+    when the candidates come from the message index."""
+    reqs = [("m", ["s", "u"], [f"a{k}"], NO_TOOLS) for k in range(40)]
+    reqs.append(("m", ["s", "u", "a7", "u2"], [], NO_TOOLS))  # continues the 8th exactly
+    want = [None] + list(range(39)) + [7]
+    assert exact_parents(reqs) == want
+    for outright in (0, tree.OUTRIGHT):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(tree, "OUTRIGHT", outright)
+            assert assign_parents(reqs) == want
+
+
+def _chat_line(n, user, answer):
+    return json.dumps({
+        "id": f"r{n}", "timestamp": 1746000000000 + n,
+        "request": {"model": "gpt-4o", "messages": [{"role": "system", "content": "grade this"},
+                                                    {"role": "user", "content": user}]},
+        "response": {"choices": [{"message": {"role": "assistant", "content": answer}}],
+                     "usage": {"prompt_tokens": 10, "completion_tokens": 2}}})
+
+
+@pytest.mark.parametrize("shape", ["identical", "independent"])
+def test_thousands_of_requests_cook_in_bounded_work(shape, tmp_path, monkeypatch):
+    """3,000 identical retries, or 3,000 independent questions under one system prompt: the
+    edit distance is computed a few times per request, not once per earlier request."""
+    count = 3000
+    if shape == "identical":
+        lines = [_chat_line(n, "question", "answer") for n in range(count)]
+    else:
+        lines = [_chat_line(n, f"question number {n}", f"answer {n}") for n in range(count)]
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    calls = 0
+    real = tree._distance
+
+    def counting(a, b):
+        nonlocal calls
+        calls += 1
+        return real(a, b)
+
+    monkeypatch.setattr(tree, "_distance", counting)
+    doc, _ = pipeline.cook_paths([log])
+    reqs = doc["requests"]
+    assert len(reqs) == count
+    assert calls <= 3 * count, calls
+    parents = [r["parent_id"] for r in reqs]
+    if shape == "identical":  # request, response: distance 1, within half of 2 messages
+        assert parents == [None] + [r["id"] for r in reqs[:-1]]
+    else:  # another question and its answer: distance 2, too far
+        assert parents == [None] * count
