@@ -329,8 +329,8 @@ def rows_html(rows: list[Row], *, numbers: list[int] | None = None, left_title: 
 
     `numbers`: the row numbers to show (default 1, 2, ...), for a page of a longer list."""
     parts = [f'<div class="tv-cmp" data-rows="{len(rows)}">',
-             f'<div class="tv-cmp-head">{html.escape(left_title)}</div><div></div>'
-             f'<div class="tv-cmp-head">{html.escape(right_title)}</div>']
+             f'<div class="tv-cmp-head">{html.escape(fmt.visible(left_title))}</div><div></div>'
+             f'<div class="tv-cmp-head">{html.escape(fmt.visible(right_title))}</div>']
     for n, r in zip(numbers or range(1, len(rows) + 1), rows):
         cls = "tv-cmp-row tv-cmp-row-" + r.status.replace(" ", "-")
         parts.append(
@@ -457,7 +457,7 @@ def trace_label(t: dict) -> str:
         bits.append(f"task {t['task']}")
     if t.get("outcome") and t["outcome"] != "unknown":
         bits.append(t["outcome"])
-    return " · ".join(str(b) for b in bits)
+    return fmt.visible(" · ".join(str(b) for b in bits))
 
 
 # -- battles ---------------------------------------------------------------------------------------

@@ -3,7 +3,9 @@ across traces, and a trace's scorecard (read through the typed parsers.model.Sco
 
 Pure functions over the cooked document (no Streamlit), each returning a pandas frame or a
 plain dict; `figures` at the end turns the frames into plotly figures. Every per-request
-figure carries the request id in `customdata`, so a click can open that request.
+figure carries the request id in `customdata`, so a click can open that request. Every name
+from a trace that a figure shows passes `chart_text` (Plotly reads HTML in labels), and none
+is ever part of a hover template.
 """
 from __future__ import annotations
 
@@ -14,11 +16,14 @@ import pandas as pd
 
 from parsers.model import Scorecard
 from viewer.analysis.requests import USAGE_KINDS, trace_requests
+from viewer.render.fmt import chart_labels, chart_text
 
 TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
 TOKEN_LABELS = {"input": "input", "output": "output", "cache_read": "cache read", "cache_write": "cache write",
                 "reasoning": "reasoning"}
 TOKEN_COLORS = {"input": "#1f77b4", "output": "#ff7f0e", "cache_read": "#2ca02c", "cache_write": "#9467bd"}
+# Names from a trace on an axis are cut here, so that a long one cannot push the plot away.
+LABEL_CHARS = 60
 ROLES = ("system", "user", "assistant", "thinking", "tool_use", "tool_result")
 
 REQUEST_COLUMNS = ("n", "id", "model", "timestamp", "time", *USAGE_KINDS, "context", "cost", "priced",
@@ -282,7 +287,7 @@ def _layout(fig, title: str, ytitle: str, height: int = 320, n: int | None = Non
 
 
 def _hover(df: pd.DataFrame) -> list[str]:
-    return [f"#{n} · {m or 'unknown model'}" for n, m in zip(df["n"], df["model"])]
+    return [f"#{n} · {chart_text(m or 'unknown model')}" for n, m in zip(df["n"], df["model"])]
 
 
 def tokens_figure(df: pd.DataFrame):
@@ -333,8 +338,9 @@ def latency_figure(df: pd.DataFrame):
 
     fig = go.Figure()
     for model, sub in df.groupby(df["model"].fillna("unknown model"), sort=False):
-        fig.add_bar(x=sub["n"], y=sub["duration_ms"] / 1000, name=str(model), customdata=sub["id"],
-                    hovertext=_hover(sub), hovertemplate="%{hovertext}<br>%{y:.2f} s<extra></extra>")
+        fig.add_bar(x=sub["n"], y=sub["duration_ms"] / 1000, name=chart_text(model, LABEL_CHARS),
+                    customdata=sub["id"], hovertext=_hover(sub),
+                    hovertemplate="%{hovertext}<br>%{y:.2f} s<extra></extra>")
     fig.update_layout(bargap=0.1)
     return _layout(fig, "Latency per request", "seconds", n=len(df))
 
@@ -356,10 +362,11 @@ def tools_figure(tu: pd.DataFrame):
     import plotly.graph_objects as go
 
     tu = tu.iloc[::-1]  # largest on top
+    names = chart_labels(tu["tool"], LABEL_CHARS)
     fig = go.Figure()
-    fig.add_bar(y=tu["tool"], x=tu["calls"] - tu["errors"], orientation="h", name="calls", marker_color="#1f77b4",
+    fig.add_bar(y=names, x=tu["calls"] - tu["errors"], orientation="h", name="calls", marker_color="#1f77b4",
                 hovertemplate="%{y}: %{x} without error<extra></extra>")
-    fig.add_bar(y=tu["tool"], x=tu["errors"], orientation="h", name="errors", marker_color="#d62728",
+    fig.add_bar(y=names, x=tu["errors"], orientation="h", name="errors", marker_color="#d62728",
                 hovertemplate="%{y}: %{x} failed<extra></extra>")
     fig.update_layout(barmode="stack")
     _layout(fig, "Tool calls by tool", "", height=max(220, 60 + 22 * len(tu)))
@@ -373,7 +380,7 @@ def trace_tokens_figure(pt: pd.DataFrame, top: int = 40):
 
     total = pt[list(TOKEN_KINDS)].apply(pd.to_numeric, errors="coerce").fillna(0).sum(axis=1).astype(float)
     sub = pt.assign(_total=total)[total > 0].nlargest(top, "_total")
-    labels = [f"{t[:28]}… ·{i[:4]}" if len(t) > 28 else f"{t} ·{i[:4]}" for t, i in zip(sub["title"], sub["id"])]
+    labels = [f"{chart_text(t, 29)} ·{chart_text(str(i)[:4])}" for t, i in zip(sub["title"], sub["id"])]
     fig = go.Figure()
     for k in TOKEN_KINDS:
         fig.add_bar(y=labels, x=sub[k], name=TOKEN_LABELS[k], orientation="h", marker_color=TOKEN_COLORS[k],
@@ -390,7 +397,8 @@ def model_cost_figure(pm: pd.DataFrame):
 
     text = [f"unpriced ({u} requests)" if pd.isna(c) else f"${c:,.4f}" + (f" + {u} unpriced" if u else "")
             for c, u in zip(pm["cost"], pm["unpriced"])]
-    fig = go.Figure(go.Bar(y=pm["model"], x=pm["cost"].fillna(0), orientation="h", text=text,
+    models = chart_labels(pm["model"], LABEL_CHARS)
+    fig = go.Figure(go.Bar(y=models, x=pm["cost"].fillna(0), orientation="h", text=text,
                            textposition="outside", cliponaxis=False, marker_color="#2ca02c", name="cost",
                            hovertemplate="%{y}: %{text}<extra></extra>"))
     _layout(fig, "Cost per model (USD)", "", height=max(240, 110 + 28 * len(pm)))
@@ -540,7 +548,7 @@ def rubric_figure(rubric: pd.DataFrame):
     import plotly.graph_objects as go
 
     r = list(rubric["score"].fillna(0))
-    theta = list(rubric["criterion"])
+    theta = chart_labels(rubric["criterion"], LABEL_CHARS)
     fig = go.Figure(go.Scatterpolar(r=r + r[:1], theta=theta + theta[:1], fill="toself", name="rubric",
                                     hovertemplate="%{theta}: %{r:.2f}<extra></extra>"))
     fig.update_layout(polar={"radialaxis": {"range": [0, 1]}}, showlegend=False, height=300,
@@ -552,7 +560,8 @@ def gates_figure(gates: pd.DataFrame):
     """Quality-gate scores as bars (green passed, red failed) with their thresholds."""
     import plotly.graph_objects as go
 
-    labels = [f"{n}{' *' if m else ''}" for n, m in zip(gates["name"], gates["mandatory"])]
+    names = chart_labels(gates["name"], LABEL_CHARS)
+    labels = [f"{n}{' *' if m else ''}" for n, m in zip(names, gates["mandatory"])]
     fig = go.Figure(go.Bar(x=labels, y=gates["score"], name="score",
                            marker_color=["#2ca02c" if p else "#d62728" for p in gates["passed"]],
                            hovertemplate="%{x}: %{y:.2f}<extra></extra>"))
@@ -577,10 +586,10 @@ def turns_figure(turns: pd.DataFrame):
     shown = [c for c in series if c in TURN_SHOWN] or series[:1]
     for c in series:
         if turns[c].notna().any():
-            name = c.replace("_", " ")
-            fig.add_scatter(x=turns["turn"], y=turns[c], mode="lines+markers", name=name,
-                            text=turns["tool"].fillna(""),
-                            hovertemplate="turn %{x} · %{text}<br>" + name + ": %{y:.2f}<extra></extra>",
+            fig.add_scatter(x=turns["turn"], y=turns[c], mode="lines+markers",
+                            name=chart_text(c.replace("_", " "), LABEL_CHARS),
+                            text=[chart_text(t) for t in turns["tool"].fillna("")],
+                            hovertemplate="turn %{x} · %{text}<br>%{fullData.name}: %{y:.2f}<extra></extra>",
                             visible=True if c in shown else "legendonly")
     fig.update_layout(height=300, margin={"l": 10, "r": 10, "t": 40, "b": 30}, xaxis={"title": "turn", "dtick": 1},
                       title={"text": "Per-turn reward and progress", "x": 0})
@@ -591,7 +600,8 @@ def alternatives_figure(alts: pd.DataFrame):
     """Routing: the chosen agent's confidence beside the alternatives' scores."""
     import plotly.graph_objects as go
 
-    fig = go.Figure(go.Bar(x=alts["score"], y=alts["agent"].astype(str), orientation="h", text=alts["reason"],
+    agents = chart_labels([str(a) for a in alts["agent"]], LABEL_CHARS)
+    fig = go.Figure(go.Bar(x=alts["score"], y=agents, orientation="h", text=[chart_text(r) for r in alts["reason"]],
                            marker_color=["#1f77b4" if c else "#bbbbbb" for c in alts["chosen"]],
                            hovertemplate="%{y}: %{x:.2f}<br>%{text}<extra></extra>"))
     fig.update_layout(height=max(160, 80 + 30 * len(alts)), margin={"l": 10, "r": 10, "t": 40, "b": 30},

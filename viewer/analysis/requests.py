@@ -23,7 +23,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from viewer.render.fmt import when
+from viewer.render.fmt import chart_text, when
 
 KINDS = ("root", "continuation", "fork", "side call")
 KIND_COLORS = {"root": "#1f77b4", "continuation": "#7f7f7f", "fork": "#d62728", "side call": "#9467bd"}
@@ -336,7 +336,8 @@ def find_row(rows: pd.DataFrame, request_id) -> int | None:
 # -- drawing ------------------------------------------------------------------------------
 def tree_figure(rows: pd.DataFrame, selected: str | None = None):
     """The forest drawn compactly: x = place in time order, y = lane; one edge per parent
-    link, markers coloured by kind. Every marker carries its request id in `customdata`."""
+    link, markers coloured by kind. Every marker carries its request id in `customdata`; model
+    names and errors in the hover text pass `chart_text`."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
@@ -364,8 +365,8 @@ def tree_figure(rows: pd.DataFrame, selected: str | None = None):
         sub = rows[rows["kind"] == kind]
         if sub.empty:
             continue
-        hover = [f"#{n} {kind}<br>{model or 'unknown model'} · {_dur(d)} · {_cost(c)}"
-                 + (f"<br>error: {str(e)[:80]}" if e else "")
+        hover = [f"#{n} {kind}<br>{chart_text(model or 'unknown model')} · {_dur(d)} · {_cost(c)}"
+                 + (f"<br>error: {chart_text(e, 80)}" if e else "")
                  for n, model, d, c, e in zip(sub["n"], sub["model"], sub["duration_ms"], sub["cost"], sub["error"])]
         failed = sub["error"].fillna("").astype(bool).to_numpy()
         fig.add_scatter(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from viewer.render import fmt
+
 from viewer.analysis import compare as cd
 from viewer.pages import nav
 from viewer.pages import state
@@ -38,7 +40,8 @@ def page() -> None:
     voted = int((df["vote"] != "no vote").sum())
     st.caption(f"{len(df)} battle{'s' * (len(df) != 1)}, {voted} with a vote. Select a row to open the battle "
                "side by side.")
-    ev = st.dataframe(view, key="tv_battles", hide_index=True, on_select="rerun", selection_mode="single-row",
+    ev = st.dataframe(fmt.visible_frame(view), key="tv_battles", hide_index=True, on_select="rerun",
+                      selection_mode="single-row",
                       column_order=["date", "left model", "right model", "vote", "rounds", "first prompt", "mode",
                                     "battle"],
                       column_config={"first prompt": st.column_config.TextColumn("First prompt", width="medium"),

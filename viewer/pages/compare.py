@@ -120,7 +120,8 @@ def _runs_picker(traces: list[dict]) -> None:
                         "model": ", ".join(t.get("models") or []) or None, "outcome": t.get("outcome"),
                         "format": t.get("format"), "tool calls": (t.get("totals") or {}).get("tool_calls"),
                         "cost": (t.get("totals") or {}).get("cost")} for t in traces])
-    ev = st.dataframe(df, key="tv_cmp_runs", hide_index=True, on_select="rerun", selection_mode="multi-row",
+    ev = st.dataframe(fmt.visible_frame(df), key="tv_cmp_runs", hide_index=True, on_select="rerun",
+                      selection_mode="multi-row",
                       column_order=["title", "task", "model", "outcome", "format", "tool calls", "cost"],
                       column_config={"title": st.column_config.TextColumn("Title", width="large"),
                                      "cost": st.column_config.NumberColumn("Cost", format="dollar")})
@@ -166,7 +167,7 @@ def _comparison(left, right, battle: dict | None) -> None:
 
     # Numbers per side --------------------------------------------------------------------------
     stats = cd.stats_table(cd.side_stats(a), cd.side_stats(b))
-    st.dataframe(pd.DataFrame(stats), hide_index=True, width="stretch", height="content",
+    st.dataframe(fmt.visible_frame(pd.DataFrame(stats)), hide_index=True, width="stretch", height="content",
                  column_config={"what": st.column_config.TextColumn(""),
                                 "left": st.column_config.TextColumn("Left"),
                                 "right": st.column_config.TextColumn("Right"),

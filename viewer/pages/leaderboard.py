@@ -5,8 +5,6 @@ counts per pair, computed by `viewer.ratings` (FastChat's conventions, stated on
 """
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -17,7 +15,11 @@ from viewer.analysis import ratings
 
 from viewer.pages import state
 
+from viewer.render import fmt
+
 ROUNDS = (100, 200, 500, 1000)
+LABEL_CHARS = 60  # model names on an axis, cut so that a long one cannot push the chart away
+HEATMAP_LABEL_CHARS = 32  # on both axes of a square
 
 
 @st.cache_data(show_spinner="Bootstrapping the ratings…", max_entries=16)
@@ -46,7 +48,7 @@ def page() -> None:
     rounds = c2.selectbox("Bootstrap rounds", ROUNDS, index=1, key="tv_lb_rounds")
     if skipped:
         with st.expander(f"{len(skipped)} vote{'s' * (len(skipped) != 1)} not counted", icon=":material/warning:"):
-            st.dataframe(pd.DataFrame({"why": skipped}), hide_index=True)
+            st.dataframe(fmt.visible_frame(pd.DataFrame({"why": skipped})), hide_index=True)
     rows = _board(tuple(battles), rounds)
 
     table = pd.DataFrame([{
@@ -54,7 +56,7 @@ def page() -> None:
         "Bradley-Terry": round(r["bt"]), "BT 95% CI": f"{r['bt_lower']:.0f} – {r['bt_upper']:.0f}",
         "online Elo": round(r["elo"]), "Elo 95% CI": f"{r['elo_lower']:.0f} – {r['elo_upper']:.0f}",
         "battles": r["battles"], "wins": r["wins"], "losses": r["losses"], "ties": r["ties"]} for r in rows])
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(fmt.visible_frame(table), hide_index=True, width="stretch")
     st.caption(
         "Conventions of FastChat's arena (`elo_analysis.py`). **Online Elo**: votes in time order, K = 4, "
         "base 10, scale 400, every model starts at 1000; a tie and a both-bad vote each count as half a win "
@@ -79,18 +81,14 @@ def page() -> None:
         st.subheader("Battles per pair")
         st.plotly_chart(_heatmap(order, counts, "%{z}", "Greens"), width="stretch")
     with st.expander("Win fraction and battle counts as a table"):
-        st.dataframe(pd.DataFrame([{"model": a, "opponent": b, "battles": n, "win fraction": round(wf[(a, b)], 3)}
-                                   for (a, b), n in sorted(counts.items())]), hide_index=True)
+        pairs = pd.DataFrame([{"model": a, "opponent": b, "battles": n, "win fraction": round(wf[(a, b)], 3)}
+                              for (a, b), n in sorted(counts.items())])
+        st.dataframe(fmt.visible_frame(pairs), hide_index=True)
     nav.link("battles", "All battles", icon=":material/sports_kabaddi:")
 
 
-def _label(model: str) -> str:
-    # Plotly reads a few HTML tags in labels; a model name from the logs stays text.
-    return html.escape(str(model), quote=False)
-
-
 def _ratings_chart(rows: list[dict]) -> go.Figure:
-    models = [_label(r["model"]) for r in rows][::-1]
+    models = fmt.chart_labels([r["model"] for r in rows], LABEL_CHARS)[::-1]
     fig = go.Figure()
     for key, name, color, shift in (("bt", "Bradley-Terry", "#0969da", 0.15), ("elo", "online Elo", "#d4760a", -0.15)):
         rs = rows[::-1]
@@ -99,7 +97,7 @@ def _ratings_chart(rows: list[dict]) -> go.Figure:
             marker=dict(color=color, size=9),
             error_x=dict(type="data", symmetric=False, array=[r[f"{key}_upper"] - r[key] for r in rs],
                          arrayminus=[r[key] - r[f"{key}_lower"] for r in rs]),
-            customdata=[[_label(r["model"]), r[f"{key}_lower"], r[f"{key}_upper"]] for r in rs],
+            customdata=[[fmt.chart_text(r["model"]), r[f"{key}_lower"], r[f"{key}_upper"]] for r in rs],
             hovertemplate="%{customdata[0]}: %{x:.0f} (%{customdata[1]:.0f} – %{customdata[2]:.0f})<extra>"
                           + name + "</extra>"))
     fig.update_layout(height=max(260, 44 * len(models) + 120), margin=dict(l=10, r=10, t=10, b=10),
@@ -108,11 +106,11 @@ def _ratings_chart(rows: list[dict]) -> go.Figure:
     return fig
 
 
-def _heatmap(order: list[str], values: dict, fmt: str, scale: str, zmax: float | None = None) -> go.Figure:
+def _heatmap(order: list[str], values: dict, template: str, scale: str, zmax: float | None = None) -> go.Figure:
     z = [[values.get((a, b)) if a != b else None for b in order] for a in order]
-    labels = [_label(m) for m in order]
-    fig = go.Figure(go.Heatmap(z=z, x=labels, y=labels, colorscale=scale, zmin=0, zmax=zmax, texttemplate=fmt,
-                               hovertemplate="%{y} vs %{x}: " + fmt + "<extra></extra>", showscale=False))
+    labels = fmt.chart_labels(order, HEATMAP_LABEL_CHARS)
+    fig = go.Figure(go.Heatmap(z=z, x=labels, y=labels, colorscale=scale, zmin=0, zmax=zmax, texttemplate=template,
+                               hovertemplate="%{y} vs %{x}: " + template + "<extra></extra>", showscale=False))
     fig.update_layout(height=max(300, 48 * len(order) + 140), margin=dict(l=10, r=10, t=10, b=10),
                       yaxis=dict(autorange="reversed"), xaxis=dict(side="top"))
     return fig

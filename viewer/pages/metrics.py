@@ -91,7 +91,7 @@ def _trace(col, trace: dict) -> None:
             st.caption("No tool calls.")
         else:
             st.plotly_chart(md.tools_figure(tools), key="tv_m_tools", config=CHART)
-            st.dataframe(tools, hide_index=True, height=min(38 + 35 * len(tools), 300),
+            st.dataframe(fmt.visible_frame(tools), hide_index=True, height=min(38 + 35 * len(tools), 300),
                          column_config={"no_result": st.column_config.NumberColumn(
                              "no result", help="calls whose result is not in the trace")})
 
@@ -136,7 +136,7 @@ def _pricing(trace: dict, col, tot: dict) -> None:
         st.caption("Costs are computed per request at the model's price when the request was made (cache "
                    "reads and writes at the provider's cache rates); a cost stated by the trace is kept "
                    "as stated. Models with no known price stay unpriced.")
-        st.dataframe(rows, hide_index=True, column_config={
+        st.dataframe(fmt.visible_frame(rows), hide_index=True, column_config={
             "cost": st.column_config.NumberColumn("cost", format="$%.4f")})
 
 
@@ -200,11 +200,11 @@ def _scorecard(trace: dict) -> None:
         if not sc["scores"].empty:
             st.markdown("**Scores**")
             shown = sc["scores"].dropna(axis=1, how="all")
-            st.dataframe(shown, hide_index=True)
+            st.dataframe(fmt.visible_frame(shown), hide_index=True)
     with right:
         if not sc["gates"].empty:
             st.plotly_chart(md.gates_figure(sc["gates"]), key="tv_sc_gates", config=CHART)
-            st.dataframe(sc["gates"], hide_index=True)
+            st.dataframe(fmt.visible_frame(sc["gates"]), hide_index=True)
         r = sc["routing"]
         if r["agent"]:
             st.markdown(f"**Routing** · {fmt.md_text(r['agent'], 80)} ({fmt.md_text(r['model_family'] or '?', 40)}) "
@@ -218,13 +218,13 @@ def _scorecard(trace: dict) -> None:
                 st.plotly_chart(md.alternatives_figure(sc["alternatives"]), key="tv_sc_alts", config=CHART)
         if not sc["tools_used"].empty:
             st.markdown("**Tools used**")
-            st.dataframe(sc["tools_used"], hide_index=True)
+            st.dataframe(fmt.visible_frame(sc["tools_used"]), hide_index=True)
     if sc["tables"]:
         grid = st.columns(2)
         for n, (name, table) in enumerate(sc["tables"].items()):
             with grid[n % 2]:
                 st.markdown(f"**{fmt.md_text(name[:1].upper() + name[1:], 80)}**")
-                st.dataframe(table, hide_index=True)
+                st.dataframe(fmt.visible_frame(table), hide_index=True)
 
 
 def _count(v) -> str:
@@ -270,7 +270,8 @@ def _aggregate() -> None:
                 help="traces with a known outcome; " + ", ".join(f"{n} {k}" for k, n in outcomes.items()))
     st.caption("Select a trace in the table to see its metrics.")
     shown = pt.assign(tokens=pt[list(md.TOKEN_KINDS)].sum(axis=1))
-    event = st.dataframe(shown, key="tv_m_traces", hide_index=True, on_select="rerun", selection_mode="single-row",
+    event = st.dataframe(fmt.visible_frame(shown), key="tv_m_traces", hide_index=True, on_select="rerun",
+                         selection_mode="single-row",
                  column_order=["title", "format", "model", "outcome", "requests", "tokens", "cost", "unpriced",
                                "errors"],
                  column_config={"title": st.column_config.TextColumn("title", width="large"),
@@ -288,17 +289,17 @@ def _aggregate() -> None:
             st.plotly_chart(md.model_cost_figure(pm), key="tv_m_agg_models", config=CHART)
     st.markdown("**Per model**")
     compact = {k: st.column_config.NumberColumn(md.TOKEN_LABELS[k], format="compact") for k in md.TOKEN_KINDS}
-    st.dataframe(pm, hide_index=True, column_config={
+    st.dataframe(fmt.visible_frame(pm), hide_index=True, column_config={
         **compact, "cost": st.column_config.NumberColumn("cost", format="$%.4f"),
         "unpriced": st.column_config.NumberColumn("unpriced", help="requests with no known price")})
     res = md.resolved_by_model(traces)
     if (res["traces"] > res["unknown"]).any():
         st.markdown("**Outcomes per model**")
-        st.dataframe(res, hide_index=True, column_config={
+        st.dataframe(fmt.visible_frame(res), hide_index=True, column_config={
             "resolved_rate": st.column_config.NumberColumn("resolved rate", format="percent",
                                                            help="successes over traces with a known outcome")})
     stats = md.agent_stats(traces)
     if not stats.empty:
         st.markdown("**Agent statistics** (traces whose scorecard names an agent)")
-        st.dataframe(stats, hide_index=True, column_config={
+        st.dataframe(fmt.visible_frame(stats), hide_index=True, column_config={
             "success_rate": st.column_config.NumberColumn("success rate", format="percent")})

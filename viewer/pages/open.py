@@ -108,7 +108,7 @@ def _runs(cols) -> None:
         view = view[view["outcome"].isin(outcomes)]
     st.caption("Select a row to read it as a timeline. Click a column header to sort.")
     event = st.dataframe(
-        view, key="tv_runs", hide_index=True, on_select="rerun", selection_mode="single-row",
+        fmt.visible_frame(view), key="tv_runs", hide_index=True, on_select="rerun", selection_mode="single-row",
         column_order=["title", "format", "model", "messages", "requests", "tokens", "cost", "outcome",
                       "duration_s", "errors", "source"],
         column_config={
@@ -149,18 +149,18 @@ def _inputs(cols) -> None:
                          help="close: remove from this list (links to its traces keep working)"):
                 state.remove_loaded(c.key)
                 st.rerun()
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.dataframe(fmt.visible_frame(pd.DataFrame(rows)), hide_index=True)
     bad = [(c, inp) for c in cols for inp in c.inputs if inp.get("problems")]
     for c, inp in bad[:MAX_PROBLEM_PANELS]:
         probs = inp["problems"]
         title = (f"{fmt.md_text(inp['name'], 120)} · {len(probs)} problem{'s' * (len(probs) != 1)}"
                  + (" · nothing loaded" if not inp.get("traces") else ""))
         with st.expander(title, icon=":material/warning:"):
-            st.dataframe(problems_frame(probs), hide_index=True)
+            st.dataframe(fmt.visible_frame(problems_frame(probs)), hide_index=True)
     if len(bad) > MAX_PROBLEM_PANELS:
         rest = [p for _, inp in bad[MAX_PROBLEM_PANELS:] for p in inp["problems"]]
         with st.expander(f"{len(bad) - MAX_PROBLEM_PANELS} more inputs with problems", icon=":material/warning:"):
-            st.dataframe(problems_frame(rest), hide_index=True)
+            st.dataframe(fmt.visible_frame(problems_frame(rest)), hide_index=True)
 
 
 def problems_frame(problems: list[dict]) -> pd.DataFrame:

@@ -289,7 +289,7 @@ def _tools(changes: dict, has_parent: bool) -> None:
                   + [(t["name"], "description or parameters changed") for t in changed]
                   + [(t["name"], "same as parent" if has_parent else "offered") for t in kept])
         if status:
-            st.dataframe(pd.DataFrame(status, columns=["tool", "status"]), hide_index=True)
+            st.dataframe(fmt.visible_frame(pd.DataFrame(status, columns=["tool", "status"])), hide_index=True)
         else:
             st.caption("No tools offered.")
 

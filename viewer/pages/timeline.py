@@ -197,7 +197,7 @@ def _header(col, trace: dict) -> None:
                          icon=":material/warning:"):
             from viewer.pages.open import problems_frame  # pandas only when there are problems
 
-            st.dataframe(problems_frame(probs), hide_index=True)
+            st.dataframe(fmt.visible_frame(problems_frame(probs)), hide_index=True)
     patches = [a for a in trace.get("artifacts") or []
                if isinstance(a, dict) and a.get("kind") in PATCH_KINDS and isinstance(a.get("content"), str)]
     if len(patches) == 1:

@@ -36,6 +36,8 @@ from pygments.lexers import get_lexer_by_name
 from pygments.lexers.special import TextLexer
 from pygments.util import ClassNotFound
 
+from viewer.render.fmt import visible
+
 __all__ = [
     "render_messages",
     "render_raw",
@@ -787,8 +789,13 @@ def _render_item(item: dict, index: int, ctx: _Ctx) -> str:
 _BLANK_LINE_RE = re.compile(r"\n(?=[ \t]*(?:\n|\Z))")
 
 
+# Our markup holds no bidirectional control, so any in the output came from the trace: shown
+# as an escaped mark, valid in text and in attribute values alike.
+_BIDI_MARK = "&lt;U+{:04X}&gt;"
+
+
 def _finish(out: str) -> str:
-    return _BLANK_LINE_RE.sub("&#10;", out)
+    return _BLANK_LINE_RE.sub("&#10;", visible(out, _BIDI_MARK))
 
 
 def render_messages(
@@ -833,8 +840,8 @@ def render_table(columns: list[tuple[str, str, str]], rows: list[list], *, links
             cells.append(f'<td class="tv-{kinds[j]}">{text}</td>')
         body.append(f'<tr class="{" ".join(cls)}">' if cls else "<tr>")
         body.append("".join(cells) + "</tr>")
-    return ('<div class="tv-root"><div class="tv-table-wrap"><table class="tv-table"><thead><tr>'
-            f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div></div>')
+    return visible('<div class="tv-root"><div class="tv-table-wrap"><table class="tv-table"><thead><tr>'
+                   f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div></div>', _BIDI_MARK)
 
 
 def render_raw(message: dict) -> str:
