@@ -16,6 +16,7 @@ from pathlib import Path
 import orjson
 
 from parsers.cook.builder import DocumentBuilder, trace_id
+from parsers.cook.redact import scrub_problem
 from parsers.cook.schema import cooked_errors
 from parsers.io.records import looks_binary
 from parsers.io.source import Source, expand, expand_uploads, from_path
@@ -184,7 +185,7 @@ def list_runs(paths, fmt: str | None = None) -> tuple[list[RunRow], list[InputSu
             pass  # cooked below, which reports it
         except Exception as e:  # noqa: BLE001
             summaries.append(InputSummary(src.name, None, problems=[
-                internal_error(src.name, "the run listing", e).as_dict()]))
+                scrub_problem(internal_error(src.name, "the run listing", e).as_dict())]))
             continue
         doc, (s,) = cook_sources([src], fmt)
         summaries.append(s)
@@ -193,7 +194,7 @@ def list_runs(paths, fmt: str | None = None) -> tuple[list[RunRow], list[InputSu
                 index, t["title"], t["task"], t["models"], t["outcome"], t["outcome_detail"], t["started_at"],
                 t["duration_ms"], len(t["timeline"]), Scorecard.from_dict(t["scorecard"]) if t.get("scorecard") else None)))
     for p in problems:
-        summaries.append(InputSummary(p.file, None, problems=[p.as_dict()]))
+        summaries.append(InputSummary(p.file, None, problems=[scrub_problem(p.as_dict())]))
     return rows, summaries
 
 

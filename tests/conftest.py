@@ -76,3 +76,11 @@ def plugin(tmp_path, monkeypatch):
     for name in [m for m in sys.modules if m.startswith("tv_test_")]:
         del sys.modules[name]
     registry.refresh()
+
+
+# Property tests draw the same examples on every run (derived from each test's name), so a run
+# of the suite is reproducible; widen a search locally with --hypothesis-seed or more examples.
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("traceview", derandomize=True, database=None, deadline=None)
+_hypothesis_settings.load_profile("traceview")

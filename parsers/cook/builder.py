@@ -12,7 +12,7 @@ from collections import Counter
 from parsers.cook import pricing, totals
 from parsers.cook.ids import message_id, tool_id
 from parsers.cook.intake import Intake
-from parsers.cook.redact import scrub, scrub_text
+from parsers.cook.redact import mask_document, mask_message, mask_tool, scrub_problem, scrub_text
 from parsers.cook.tree import assign_parents
 from parsers.model import MODEL_ROLES, Call, Message, ParsedTrace, ParseResult, Problem, Turn, internal_error
 
@@ -33,6 +33,7 @@ class DocumentBuilder:
         self.groups: list[dict] = []
         self._last: tuple[list, list] = ([], [])  # the last message list interned, and its ids
         self._last_tools: tuple[list | None, list] = (None, [])  # the same for tool lists
+        self._masked = (0, 0)  # how many messages and tools are masked already (see `document`)
 
     # -- interning -----------------------------------------------------------------
     def intern_message(self, m: Message) -> str:
@@ -46,14 +47,14 @@ class DocumentBuilder:
         mid = m.cid = message_id(m.role, m.content, m.tool_calls, m.tool_use_id, m.is_error,
                                  [im.digest for im in images] if images else None)
         if mid not in self.messages:
-            # The id is taken before masking so that dedup stays exact; the id reveals nothing.
-            d = {"id": mid, "role": m.role, "content": scrub_text(m.content),
-                 "tool_calls": scrub(m.tool_calls) if m.tool_calls else m.tool_calls,
+            # The id is taken before masking (in `document`) so that dedup stays exact; the id
+            # reveals nothing.
+            d = {"id": mid, "role": m.role, "content": m.content, "tool_calls": m.tool_calls,
                  "tool_use_id": m.tool_use_id, "is_error": m.is_error}
             if m.extra:
                 d.update(m.extra)
             if images:
-                d["images"] = [_image(im) for im in images]
+                d["images"] = [im.as_dict() for im in images]
             self.messages[mid] = d
         return mid
 
@@ -84,7 +85,7 @@ class DocumentBuilder:
         name, desc, params = t.get("name"), t.get("description"), t.get("parameters")
         tid = tool_id(name, desc, params)
         if tid not in self.tools:
-            self.tools[tid] = {"id": tid, "name": name, "description": scrub(desc), "parameters": params}
+            self.tools[tid] = {"id": tid, "name": name, "description": desc, "parameters": params}
         return tid
 
     # -- inputs ---------------------------------------------------------------------
@@ -130,14 +131,14 @@ class DocumentBuilder:
             g = dict(g)
             g["sides"] = [refs.get(s) for s in g.get("sides", [])]
             self.groups.append(g)
-        entry["problems"] = [p.as_dict() for p in result.problems]
+        entry["problems"] = _problems(result.problems)
         self.inputs.append(entry)
         return entry
 
     def add_failed_input(self, name: str, digest: str | None, size: int, fmt: str | None,
                          problems: list[Problem]) -> dict:
         entry = {"name": name, "format": fmt, "digest": digest, "size": size, "traces": [],
-                 "problems": [p.as_dict() for p in problems]}
+                 "problems": _problems(problems)}
         self.inputs.append(entry)
         return entry
 
@@ -171,18 +172,19 @@ class DocumentBuilder:
             timeline = [self.intern_message(m) for m in parsed.messages]
         else:
             timeline = _main_branch(reqs)
-        problems = [p.as_dict() for p in parsed.problems]
+        problems = _problems(parsed.problems)
+        # Every string taken from the trace is masked with the rest of the document (`document`).
         trace = {
-            "id": tid, "title": scrub_text(parsed.title or source), "task": parsed.task, "format": parsed.format,
+            "id": tid, "title": parsed.title or source, "task": parsed.task, "format": parsed.format,
             "source": source, "models": parsed.models or _models(reqs),
             "started_at": parsed.started_at, "ended_at": parsed.ended_at,
             "duration_ms": parsed.duration_ms, "outcome": parsed.outcome,
             "outcome_detail": parsed.outcome_detail,
             "totals": None, "requests": [], "timeline": timeline, "_reqs": reqs,
             "problems": problems, "tools": self.intern_tools(parsed.tools),
-            "artifacts": scrub([a.as_dict() for a in parsed.artifacts]),
-            "scorecard": scrub(parsed.scorecard.as_dict() or None) if parsed.scorecard else None,
-            "meta": scrub(parsed.meta),
+            "artifacts": [a.as_dict() for a in parsed.artifacts],
+            "scorecard": (parsed.scorecard.as_dict() or None) if parsed.scorecard else None,
+            "meta": parsed.meta,
         }
         _fill_times(trace, reqs)
         trace["totals"] = self._totals(trace, reqs, parsed)
@@ -300,17 +302,19 @@ class DocumentBuilder:
 
     # -- output ---------------------------------------------------------------------
     def document(self) -> dict:
-        """The cooked document.
+        """The cooked document, every string taken from a trace masked (`redact.mask_document`).
 
-        Request ids: the record's own id when it is unique in the document, otherwise
+        Request ids: the record's own id (masked) when it is unique in the document, otherwise
         prefixed with its trace id; synthetic requests are `<trace id>:<n>` already."""
-        own = Counter(r["_own_id"] for r in self.requests if not r["_synthetic"] and r["_own_id"])
+        # A record id that holds a secret is masked before ids are made unique.
+        own_ids = [scrub_text(r["_own_id"]) if not r["_synthetic"] and isinstance(r["_own_id"], str) else r["_own_id"]
+                   for r in self.requests]
+        own = Counter(oid for r, oid in zip(self.requests, own_ids) if not r["_synthetic"] and oid)
         used = {r["_own_id"] for r in self.requests if r["_synthetic"]}
-        for n, r in enumerate(self.requests):
+        for n, (r, oid) in enumerate(zip(self.requests, own_ids)):
             if r["_synthetic"]:
                 r["id"] = r["_own_id"]
                 continue
-            oid = r["_own_id"]
             key = oid if oid and own[oid] == 1 and oid not in used else f"{r['trace']}:{oid or n}"
             base, k = key, 1
             while key in used:
@@ -329,24 +333,28 @@ class DocumentBuilder:
             traces.append(t)
         for t, src in zip(traces, self.traces):
             t["requests"] = [r["id"] for r in src["_reqs"]]
-        doc = {"messages": list(self.messages.values()), "tools": list(self.tools.values()),
-               "requests": requests, "traces": traces, "inputs": self.inputs}
+        # Messages and tools are the builder's own: each is masked once, however many documents
+        # are made; the rest is masked in the copies made above.
+        messages, tools = list(self.messages.values()), list(self.tools.values())
+        done_m, done_t = self._masked
+        for m in messages[done_m:]:
+            mask_message(m)
+        for t in tools[done_t:]:
+            mask_tool(t)
+        self._masked = (len(messages), len(tools))
+        doc = {"messages": [], "tools": [], "requests": requests, "traces": traces, "inputs": self.inputs}
         if self.groups:
             doc["groups"] = self.groups
+        mask_document(doc)
+        doc["messages"], doc["tools"] = messages, tools
         doc["cooked_by"] = {"name": "traceview", "schema_version": SCHEMA_VERSION,
                             "pricing": pricing.source_name()}
         return doc
 
 
-def _image(im) -> dict:
-    """An image reference as the cooked message holds it: secrets in an address or a note
-    are masked; the data URI is kept whole (a mask inside base64 would only break the image)."""
-    d = im.as_dict()
-    if d["url"]:
-        d["url"] = scrub_text(d["url"])
-    if d["note"]:
-        d["note"] = scrub_text(d["note"])
-    return d
+def _problems(problems: list[Problem]) -> list[dict]:
+    """Problems as the document and the summaries hold them, their messages and paths masked."""
+    return [scrub_problem(p.as_dict()) for p in problems]
 
 
 def _rename_trace(trace: dict, tid: str) -> None:

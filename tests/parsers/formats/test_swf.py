@@ -331,8 +331,13 @@ def is_prefix(part, whole) -> bool:
 
 
 def resolve(doc, ptr: str):
-    for raw in ptr.split("/")[1:]:
+    """The value the pointer names; an array index may also be the array's length (the break
+    is where the array's next element would start, e.g. inside an empty array)."""
+    parts = ptr.split("/")[1:]
+    for n, raw in enumerate(parts):
         key = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(doc, list) and n == len(parts) - 1 and int(key) == len(doc):
+            return None
         doc = doc[int(key)] if isinstance(doc, list) else doc[key]
     return doc
 
@@ -359,7 +364,7 @@ def test_salvage_never_fails_and_reads_a_prefix(data):
     for key, nxt in zip(keys, keys[1:]):  # the file puts each top-level member on its own lines
         if text.index(f'\n  "{nxt}":') < cut:  # its comma is in: the member is read whole
             assert value[key] == full[key]
-    resolve(full, path)  # raises when the pointer names nothing in the document
+    resolve(full, path)  # raises when the pointer names no place in the document
     more, _ = swf.salvage(text[:longer], longer)
     assert is_prefix(value, more)
 
