@@ -218,8 +218,13 @@ class Intake:
             last, k = self._last, len(self._last)
             if not (k and len(v) >= k and v[k - 1] is last[k - 1] and v[:k] == last):
                 k = 0
-        rest = [m for m in (self.message(where, m) for m in v[k:]) if m is not None]
-        out = v if len(rest) == len(v) - k else v[:k] + rest
+        # Messages interned before (a cid) were checked then; only the others are looked at.
+        fresh = [m for m in v[k:] if type(m) is not Message or m.cid is None]
+        if fresh:
+            dropped = {id(m) for m in fresh if self.message(where, m) is None}
+            out = [m for m in v if id(m) not in dropped] if dropped else v
+        else:
+            out = v
         if history:
             self._last = out
         return out

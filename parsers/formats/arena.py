@@ -139,6 +139,7 @@ class _Conv:
     types: Counter = field(default_factory=Counter)
     regenerations: int = 0
     feedback: dict = field(default_factory=dict)  # (type, tstamp) -> type
+    clash: bool = False  # another conversation's record was met under this conv_id (reported)
 
 
 @dataclass
@@ -203,7 +204,10 @@ def _read_record(src: Source, rec: dict, where: dict, convs: dict, pairs: list, 
                  problems: list[Problem]) -> None:
     rtype = rec.get("type")
     rtype = rtype if isinstance(rtype, str) else None
-    tstamp = _num(rec, "tstamp")
+    tstamp = _stamp(src, rec, "tstamp", where, problems)
+    start = _stamp(src, rec, "start_ts" if rec.get("start_ts") is not None else "start", where, problems)
+    end = _stamp(src, rec, "end_ts" if rec.get("end_ts") is not None else "finish", where, problems)
+    times = (tstamp, start, end)
     if isinstance(rec.get("states"), list):
         states = [(s, pointer("states", i)) for i, s in enumerate(rec["states"])]
         models = rec.get("models") if isinstance(rec.get("models"), list) else []
@@ -224,7 +228,16 @@ def _read_record(src: Source, rec: dict, where: dict, convs: dict, pairs: list, 
         conv = convs.get(cid)
         if conv is None:
             conv = convs[cid] = _Conv(cid, len(convs))
-        _apply(conv, state, path, name, rtype, tstamp, rec, where)
+        elif not conv.clash:
+            clash = _clash(conv, state, name)
+            if clash:
+                conv.clash = True
+                first = _at({"line": conv.line, "record": conv.record})
+                problems.append(Problem(src.name, f"conv_id {cid!r} holds two conversations: {first} and "
+                                                  f"{_at(where)} have {clash}; their records are merged into one "
+                                                  "trace showing the latest record's history",
+                                        path=path + "/conv_id", **where))
+        _apply(conv, state, path, name, rtype, times, where)
         seen.append(cid)
     if len(states) >= 2 and len(seen) == len(states):
         # Anonymous battles log the model selectors empty until the vote reveals them.
@@ -251,12 +264,55 @@ def _check_state(src, state, path, where, problems) -> str | None:
     return cid
 
 
-def _apply(conv: _Conv, state: dict, path: str, name, rtype, tstamp, rec: dict, where: dict) -> None:
+def _model_of(state: dict, name) -> str | None:
+    model = state.get("model_name")
+    return model if isinstance(model, str) and model else name
+
+
+def _clash(conv: _Conv, state: dict, name) -> str | None:
+    """Why a record of conv_id `conv` cannot be the same conversation's, or None. A conversation
+    keeps its model, and its history only grows: a regenerated answer replaces the last one."""
+    model = _model_of(state, name)
+    if model and conv.model and model != conv.model:
+        return f"models {conv.model!r} and {model!r}"
+    old, new = _visible(conv.state), _visible(state)
+    if not isinstance(new, list) or not isinstance(old, list):
+        return None
+    n = min(len(old), len(new))
+    for i in range(n):
+        if old[i] == new[i]:
+            continue
+        last_answer = (i == n - 1 and isinstance(new[i], (list, tuple)) and new[i]
+                       and isinstance(old[i], (list, tuple)) and old[i]
+                       and role_of(new[i][0], state.get("roles")) == "assistant")
+        if not last_answer:
+            return f"histories that differ at message {i}"
+    return None
+
+
+def _at(where: dict) -> str:
+    return f"line {where['line']}" if where.get("line") is not None else f"record {where.get('record')}"
+
+
+def _stamp(src: Source, rec: dict, key: str, where: dict, problems: list[Problem], base: str = "") -> float | None:
+    """rec[key] as epoch seconds (or ms); a value that is no readable time is reported and read as absent."""
+    v = rec.get(key)
+    if v is None:
+        return None
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and to_epoch_ms(v) is not None:
+        return float(v)
+    shown = orjson.dumps(v).decode() if not isinstance(v, str) else repr(v)
+    problems.append(Problem(src.name, f"`{key}` is not a readable time ({shown[:60]}); ignored",
+                            path=f"{base}/{key}", **where))
+    return None
+
+
+def _apply(conv: _Conv, state: dict, path: str, name, rtype, times: tuple, where: dict) -> None:
+    tstamp, start, end = times
     conv.state, conv.path, conv.line, conv.record = state, path, where["line"], where["record"]
     if isinstance(state.get("chat_session_id"), str) and state["chat_session_id"]:
         conv.session = state["chat_session_id"]
-    model = state.get("model_name") if isinstance(state.get("model_name"), str) and state["model_name"] else name
-    conv.model = model or conv.model
+    conv.model = _model_of(state, name) or conv.model
     if isinstance(state.get("chat_mode"), str):
         conv.chat_mode = state["chat_mode"]
     conv.types[rtype or "?"] += 1
@@ -265,8 +321,6 @@ def _apply(conv: _Conv, state: dict, path: str, name, rtype, tstamp, rec: dict, 
     if rtype in RESPONSE_TYPES or rtype is None:
         answers = _answers(state)
         if answers:
-            start = _num(rec, "start_ts", "start")
-            end = _num(rec, "end_ts", "finish")
             stamp = start if start is not None else tstamp
             duration = round((end - start) * 1000) if start is not None and end is not None and end >= start else None
             conv.responses[answers - 1] = (to_epoch_ms(stamp), duration)
@@ -489,8 +543,20 @@ def _sandbox_run(sbx: Source, conv_ids: set[str], problems: list[Problem]) -> tu
         problems.append(Problem(sbx.name, f"sandbox log not attached: larger than {MAX_SANDBOX_BYTES} bytes"))
         return None
     try:
-        data = orjson.loads(sbx.read_bytes())
-    except (orjson.JSONDecodeError, OSError) as e:
+        raw = sbx.read_bytes()
+    except OSError as e:
+        problems.append(Problem(sbx.name, f"sandbox log not attached: not readable ({e})"))
+        return None
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        # Read leniently, as conversation logs are: the run is still worth showing.
+        problems.append(Problem(sbx.name, f"bytes that are not UTF-8 (the first at byte {e.start}) were replaced "
+                                          "with U+FFFD"))
+        raw = raw.decode("utf-8", "replace").encode("utf-8")
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
         problems.append(Problem(sbx.name, f"sandbox log not attached: not valid JSON ({e})"))
         return None
     if not isinstance(data, dict):
@@ -520,7 +586,10 @@ def _sandbox_run(sbx: Source, conv_ids: set[str], problems: list[Problem]) -> tu
     env = st.get("auto_selected_sandbox_environment") or st.get("sandbox_environment")
     chat_round, run_round = rnd(m.group(2), "enabled_round"), rnd(m.group(3), "sandbox_run_round")
     records = data.get("user_interaction_records")
-    tstamp = _num(data, "tstamp") or _num(st, "tstamp", "timestamp")
+    none: dict = {"line": None, "record": None}
+    key = "tstamp" if st is not data and st.get("tstamp") is not None else "timestamp"
+    tstamp = (_stamp(sbx, data, "tstamp", none, problems)
+              or _stamp(sbx, st, key, none, problems, "/sandbox_state" if st is not data else ""))
     if tstamp is None and isinstance(records, list):
         tstamp = next((_num(r, "tstamp", "timestamp", "time") for r in records
                        if isinstance(r, dict) and _num(r, "tstamp", "timestamp", "time") is not None), None)

@@ -179,12 +179,17 @@ def load_json(src: Source, problems: list[Problem]):
     """The JSON document in `src`; when it is broken or cut off, what came before the break
     (a Problem names the line and the JSON path where it broke). None when nothing is readable."""
     data = src.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    data = data[bom:]
     if not data.strip():
         problems.append(Problem(src.name, "the file is empty"))
         return None
-    text = data.decode("utf-8", errors="replace")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        text = data.decode("utf-8", errors="replace")
+        problems.append(Problem(src.name, f"bytes that are not UTF-8 (the first at byte {bom + e.start}) were replaced "
+                                          "with U+FFFD"))
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as e:

@@ -373,3 +373,99 @@ def test_folder_listing_stays_inside_what_was_opened(tmp_path):
     assert src.listdir(".") is not None
     assert src.listdir("../../sandbox_logs") is None  # outside the opened folder
     assert src.listdir("../../../../..") is None
+
+
+# -- silent merges and silent drops ----------------------------------------------------------
+
+BADINPUTS = REPO.parent / "shared" / "badinputs"
+
+
+def _all_problems(summaries) -> list[dict]:
+    return [p for s in summaries for p in s.problems]
+
+
+def test_reused_conv_id_of_two_models_is_reported_naming_both_records():
+    folder = BADINPUTS / "cli" / "arena__dup_conv_ids"
+    if not folder.is_dir():
+        pytest.skip(f"shared reproducer not present: {folder}")
+    doc, summaries = cook_paths([str(folder)])
+    assert cooked_errors(doc) == []
+    clashes = [p for p in _all_problems(summaries) if "holds two conversations" in p["message"]]
+    assert len(clashes) == 1
+    (p,) = clashes
+    assert p["file"].endswith("conv-log-c7af2d3544f094b28e7fa85bd32bd22c.json")
+    assert p["line"] == 2 and p["path"] == "/state/conv_id"
+    assert "'dup'" in p["message"] and "line 1 and line 2" in p["message"]
+    assert "gpt-4o-2024-11-20" in p["message"] and "claude-3-5-sonnet-20241022" in p["message"]
+
+
+def test_reused_conv_id_with_contradicting_histories_is_reported(tmp_path):
+    first = _rec("a", msgs=[["user", "sort a list"], ["assistant", "use sorted()"]], model="m")
+    other = _rec("a", msgs=[["user", "reverse a string"], ["assistant", "use [::-1]"]], model="m")
+    p = _jsonl(tmp_path / "conv-log-s1.json", [first, other])
+    doc, summaries = cook_paths([str(p)])
+    assert cooked_errors(doc) == []
+    (prob,) = [q for q in _all_problems(summaries) if "holds two conversations" in q["message"]]
+    assert prob["line"] == 2 and "line 1 and line 2" in prob["message"]
+    assert "histories that differ at message 0" in prob["message"]
+
+
+def test_growing_and_regenerated_history_of_one_conversation_is_no_clash(tmp_path):
+    grow = [_rec("a", msgs=[["user", "q1"], ["assistant", None]], model="m"),
+            _rec("a", msgs=[["user", "q1"], ["assistant", "a1"]], model="m"),
+            _rec("a", typ="regenerate_single", msgs=[["user", "q1"], ["assistant", "a1 again"]], model="m"),
+            _rec("a", msgs=[["user", "q1"], ["assistant", "a1 again"], ["user", "q2"], ["assistant", "a2"]],
+                 model="m")]
+    p = _jsonl(tmp_path / "conv-log-s1.json", grow)
+    doc, summaries = cook_paths([str(p)])
+    assert cooked_errors(doc) == [] and _all_problems(summaries) == []
+    assert len(doc["traces"]) == 1
+
+
+def test_sandbox_log_with_bytes_not_utf8_is_attached_and_reported(tmp_path):
+    day = tmp_path / "logs" / "d"
+    _jsonl(day / "conv_logs" / "direct" / "conv-log-a.json", [_rec("a", mode="direct", session="a")])
+    (day / "sandbox_logs").mkdir(parents=True)
+    raw = b'{"sandbox_state": {"code_to_execute": "print(1)", "sandbox_output": "caf\xe9 ok"}}'
+    (day / "sandbox_logs" / "sandbox-logs-a-1-1.json").write_bytes(raw)
+    doc, summaries = cook_paths([str(tmp_path)])
+    assert cooked_errors(doc) == []
+    (art,) = doc["traces"][0]["artifacts"]
+    assert art["kind"] == "sandbox_run" and art["output"] == "caf\ufffd ok" and art["code"] == "print(1)"
+    (prob,) = _all_problems(summaries)
+    assert prob["file"].endswith("sandbox-logs-a-1-1.json")
+    first_bad = raw.index(b"\xe9")
+    assert prob["message"] == f"bytes that are not UTF-8 (the first at byte {first_bad}) were replaced with U+FFFD"
+
+
+def test_unreadable_record_times_are_reported_with_their_path(tmp_path):
+    recs = [_rec("a", tstamp=1e20), _rec("a", tstamp="NaN"),
+            {**_rec("a"), "start_ts": "Infinity", "end_ts": -1e300}, _rec("a")]
+    p = _jsonl(tmp_path / "conv-log-s1.json", recs)
+    doc, summaries = cook_paths([str(p)])
+    assert cooked_errors(doc) == [] and len(doc["traces"]) == 1
+    got = sorted((q["line"], q["path"]) for q in _all_problems(summaries))
+    assert got == [(1, "/tstamp"), (2, "/tstamp"), (3, "/end_ts"), (3, "/start_ts")]
+    assert all("not a readable time" in q["message"] for q in _all_problems(summaries))
+
+
+def test_out_of_range_timestamp_reproducer_is_reported():
+    folder = BADINPUTS / "cli" / "arena__ts_e20"
+    if not folder.is_dir():
+        pytest.skip(f"shared reproducer not present: {folder}")
+    doc, summaries = cook_paths([str(folder)])
+    assert cooked_errors(doc) == [] and len(doc["traces"]) == 2
+    (prob,) = _all_problems(summaries)
+    assert prob["line"] == 4 and prob["path"] == "/tstamp" and "not a readable time" in prob["message"]
+
+
+def test_unreadable_sandbox_time_is_reported_with_its_path(tmp_path):
+    day = tmp_path / "logs" / "d"
+    _jsonl(day / "conv_logs" / "direct" / "conv-log-a.json", [_rec("a", mode="direct", session="a")])
+    (day / "sandbox_logs").mkdir(parents=True)
+    (day / "sandbox_logs" / "sandbox-logs-a-1-1.json").write_text(
+        json.dumps({"sandbox_state": {"code_to_execute": "x", "tstamp": "nan"}, "tstamp": 1e20}))
+    doc, summaries = cook_paths([str(tmp_path)])
+    assert len(doc["traces"][0]["artifacts"]) == 1
+    got = sorted(q["path"] for q in _all_problems(summaries))
+    assert got == ["/sandbox_state/tstamp", "/tstamp"]

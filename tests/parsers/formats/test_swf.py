@@ -490,3 +490,20 @@ def test_salvage_reads_every_complete_member_before_the_break(doc, layout, data)
         assert got is None
     else:
         assert got == (read_before(root, cut), break_pointer(root, cut))
+
+
+def test_load_json_reports_bytes_that_are_not_utf8():
+    body = orjson.dumps(sample("chart_component.swf.json"))
+    at = body.index(b'"', 10) + 1  # inside the first string value after the opening key
+    raw = body[:at] + b"\xff\xfe" + body[at:]
+    problems: list = []
+    doc = swf.load_json(from_bytes("w.swf.json", raw), problems)
+    assert isinstance(doc, dict)
+    msgs = [p.message for p in problems]
+    assert f"bytes that are not UTF-8 (the first at byte {at}) were replaced with U+FFFD" in msgs
+
+
+def test_load_json_of_clean_utf8_reports_nothing():
+    problems: list = []
+    assert swf.load_json(from_bytes("w.swf.json", "{\"a\": \"caf\u00e9\"}".encode()), problems) == {"a": "caf\u00e9"}
+    assert problems == []
