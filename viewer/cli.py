@@ -102,7 +102,8 @@ def _cmd_convert(args) -> int:
 def _cmd_serve(args) -> int:
     from viewer.serve import serve
 
-    return serve(args.paths, port=args.port, host=args.host, headless=args.headless)
+    return serve(args.paths, port=args.port, host=args.host, headless=args.headless,
+                 private_uploads=args.private_uploads)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -135,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=8501)
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     s.add_argument("--headless", action="store_true", help="do not open a browser")
+    s.add_argument("--private-uploads", action="store_true",
+                   help="an upload's traces open only in the browser session that uploaded it "
+                        "(by default anyone who knows a trace's id can open it)")
     s.set_defaults(func=_cmd_serve)
     return p
 

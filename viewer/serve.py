@@ -69,15 +69,31 @@ def _open_when_ready(url: str, proc: subprocess.Popen) -> None:
     webbrowser.open(url)
 
 
-def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = False) -> int:
-    """Start the app on `paths` (the bundled samples when empty); returns Streamlit's exit code."""
+# Read by the app (viewer/pages/state.py): "1" makes an upload visible only to its own session.
+PRIVATE_UPLOADS_ENV = "TRACEVIEW_PRIVATE_UPLOADS"
+
+
+def child_env(private_uploads: bool = False, base=None) -> dict[str, str]:
+    """The app's environment: ours, with the private-uploads switch set or cleared."""
+    env = dict(os.environ if base is None else base)
+    if private_uploads:
+        env[PRIVATE_UPLOADS_ENV] = "1"
+    else:
+        env.pop(PRIVATE_UPLOADS_ENV, None)
+    return env
+
+
+def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = False,
+          private_uploads: bool = False) -> int:
+    """Start the app on `paths` (the bundled samples when empty); returns Streamlit's exit code.
+    With `private_uploads`, an upload's traces open only in the browser session that uploaded it."""
     paths = list(paths or [])
     missing = [p for p in paths if not Path(p).exists()]
     if missing:
         for p in missing:
             print(f"traceview serve: no such file or folder: {p}", file=sys.stderr)
         return 2
-    proc = subprocess.Popen(command(paths, port, host))
+    proc = subprocess.Popen(command(paths, port, host), env=child_env(private_uploads))
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
     url = f"http://{shown}:{int(port)}/"
     print(f"traceview: serving {'the bundled samples' if not paths else ', '.join(map(str, paths))} at {url}",

@@ -77,3 +77,31 @@ def test_plain_traceview_starts_on_a_fresh_machine(tmp_path):
         serve.stop(proc)
     out = proc.stdout.read().decode()
     assert "Email:" not in out and "the bundled samples" in out
+
+
+def test_private_uploads_option_reaches_the_app(monkeypatch):
+    """`traceview serve --private-uploads` parses, reaches `serve`, and the app's process gets
+    the switch the app reads; without it the switch is cleared."""
+    from viewer import cli
+    from viewer.pages import state
+
+    args = cli.build_parser().parse_args(["serve", "--private-uploads", "--headless"])
+    assert args.private_uploads is True
+    assert cli.build_parser().parse_args(["serve"]).private_uploads is False
+    seen = {}
+
+    def fake_serve(paths, **kw):
+        seen.update(kw)
+        return 0
+
+    monkeypatch.setattr(serve, "serve", fake_serve)
+    assert cli.main(["serve", "--private-uploads", "--headless"]) == 0
+    assert seen["private_uploads"] is True
+    assert serve.PRIVATE_UPLOADS_ENV == state.PRIVATE_ENV
+    env = serve.child_env(True, base={"PATH": "/bin"})
+    assert env == {"PATH": "/bin", state.PRIVATE_ENV: "1"}
+    assert state.PRIVATE_ENV not in serve.child_env(False, base={state.PRIVATE_ENV: "1"})
+    monkeypatch.setenv(state.PRIVATE_ENV, "1")
+    assert state.private_uploads()
+    monkeypatch.delenv(state.PRIVATE_ENV)
+    assert not state.private_uploads()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -23,9 +24,19 @@ from parsers import pipeline
 
 TRACE_ID_RE = re.compile(r"[0-9a-f]{16}\Z")
 
-# Uploads stay in memory until these bounds push the oldest out (paths and samples stay).
+# Uploads stay in memory until these bounds push the oldest out (paths and samples stay):
+# their count, their input bytes, and an estimate of the memory their cooked documents hold
+# (TRACEVIEW_MAX_UPLOAD_MEMORY, in bytes). The newest upload is always kept.
 MAX_UPLOAD_COLLECTIONS = 24
 MAX_UPLOAD_BYTES = 3 * 1024**3
+
+
+def _env_bytes(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else default
+
+
+MAX_UPLOAD_MEMORY = _env_bytes("TRACEVIEW_MAX_UPLOAD_MEMORY", 512 * 1024**2)
 
 
 @dataclass
@@ -41,11 +52,15 @@ class Collection:
     requests: dict = field(default_factory=dict)
     traces: dict = field(default_factory=dict)
     views: dict = field(default_factory=dict)  # memo of derived views (timeline items...)
+    memory: int = 0  # estimated bytes the cooked document holds in memory
+    owners: set = field(default_factory=set)  # browser sessions that uploaded it
 
     def __post_init__(self):
         self.messages = {m["id"]: m for m in self.doc["messages"]}
         self.requests = {r["id"]: r for r in self.doc["requests"]}
         self.traces = {t["id"]: t for t in self.doc["traces"]}
+        if not self.memory:
+            self.memory = memory_estimate(self.doc)
 
     @property
     def inputs(self) -> list[dict]:
@@ -57,6 +72,7 @@ class Collection:
             return self.views[key]
         except KeyError:
             value = self.views[key] = make()
+            self.memory += memory_estimate(value)  # what the views hold counts towards the bound
             return value
 
 
@@ -85,6 +101,28 @@ def _stat_line(h, f: Path) -> None:
         h.update(f"{f}\0missing\n".encode())
 
 
+def memory_estimate(obj) -> int:
+    """Bytes a value holds in memory: every dict, list, object and scalar reached from it,
+    shared objects once, as `sys.getsizeof` reports them (a DataFrame reports its own)."""
+    seen: set[int] = set()
+    total = 0
+    stack = [obj]
+    while stack:
+        o = stack.pop()
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        total += sys.getsizeof(o)
+        if isinstance(o, dict):
+            stack.extend(o.keys())
+            stack.extend(o.values())
+        elif isinstance(o, (list, tuple, set, frozenset)):
+            stack.extend(o)
+        elif hasattr(o, "__dict__") and not isinstance(o, type):  # a derived view's objects
+            stack.append(vars(o))
+    return total
+
+
 def uploads_key(files: list[tuple[str, bytes]]) -> str:
     h = hashlib.sha256(b"uploads\n")
     for name, data in sorted(files, key=lambda f: f[0]):
@@ -94,7 +132,9 @@ def uploads_key(files: list[tuple[str, bytes]]) -> str:
 
 
 class Store:
-    def __init__(self):
+    def __init__(self, *, private_uploads: bool = False):
+        # Private: an upload's traces are found only by the sessions that uploaded it.
+        self.private_uploads = private_uploads
         self._lock = threading.RLock()
         self._cooking: dict[str, threading.Lock] = {}
         self.collections: OrderedDict[str, Collection] = OrderedDict()
@@ -108,14 +148,20 @@ class Store:
         return self._get_or_cook(key, lambda: pipeline.cook_paths(paths), label, origin,
                                  sum(_size(p) for p in paths))
 
-    def add_uploads(self, files: list[tuple[str, bytes]], *, label: str | None = None) -> Collection:
+    def add_uploads(self, files: list[tuple[str, bytes]], *, label: str | None = None,
+                    owner: str | None = None) -> Collection:
+        """Cook a batch of uploaded files (once per content). `owner` is the browser session
+        that uploaded it: with `private_uploads` only its owners find its traces."""
         key = uploads_key(files)
         if label is None:
             names = sorted(n for n, _ in files)
             label = names[0] + (f" and {len(names) - 1} more" if len(names) > 1 else "") if names else "upload"
         col = self._get_or_cook(key, lambda: pipeline.cook_uploads(files), label, "upload",
                                 sum(len(d) for _, d in files))
-        self._evict_uploads()
+        with self._lock:
+            if owner is not None:
+                col.owners.add(owner)
+        self._evict_uploads(keep=key)
         return col
 
     def _get_or_cook(self, key, cook, label, origin, size) -> Collection:
@@ -138,13 +184,20 @@ class Store:
                 self._cooking.pop(key, None)
             return col
 
-    def _evict_uploads(self) -> None:
+    def _evict_uploads(self, keep: str | None = None) -> None:
+        """Let the oldest uploads go while past a bound; never `keep` (the one just opened)."""
         with self._lock:
             ups = [c for c in self.collections.values() if c.origin == "upload"]
             total = sum(c.size for c in ups)
-            while ups and (len(ups) > MAX_UPLOAD_COLLECTIONS or total > MAX_UPLOAD_BYTES):
-                old = ups.pop(0)
+            memory = sum(c.memory for c in ups)
+            while ups and (len(ups) > MAX_UPLOAD_COLLECTIONS or total > MAX_UPLOAD_BYTES
+                           or memory > MAX_UPLOAD_MEMORY):
+                old = next((c for c in ups if c.key != keep), None)
+                if old is None:
+                    break
+                ups.remove(old)
                 total -= old.size
+                memory -= old.memory
                 self._drop(old.key)
 
     def _drop(self, key: str) -> None:
@@ -164,13 +217,23 @@ class Store:
     def get(self, key: str) -> Collection | None:
         return self.collections.get(key)
 
-    def find_trace(self, trace_id) -> tuple[Collection, dict] | None:
-        """The collection and trace for an id; None for anything not loaded (or not an id)."""
+    def visible(self, col: Collection, session: str | None) -> bool:
+        """Paths and samples are visible to all; an upload too unless uploads are private,
+        then only to the sessions that uploaded it."""
+        return not (self.private_uploads and col.origin == "upload" and session not in col.owners)
+
+    def find_trace(self, trace_id, session: str | None = None) -> tuple[Collection, dict] | None:
+        """The collection and trace for an id, as `session` may see it; None for anything not
+        loaded (or not an id, or a private upload of another session)."""
         if not isinstance(trace_id, str) or not TRACE_ID_RE.match(trace_id):
             return None
         with self._lock:
             key = self._by_trace.get(trace_id)
             col = self.collections.get(key) if key else None
+            if col is not None and not self.visible(col, session):
+                # The same trace may be held by a collection this session may see.
+                col = next((c for c in self.collections.values()
+                            if trace_id in c.traces and self.visible(c, session)), None)
         if col is None:
             return None
         return col, col.traces[trace_id]

@@ -36,16 +36,41 @@ def _uploads() -> None:
     batches = [[f] for f in files or []]  # each file alone: the same file is never cooked twice
     if folder:
         batches.append(list(folder))  # a folder together: its files may refer to each other
-    s = state.store()
     for batch in batches:
         ids = tuple(sorted(f.file_id for f in batch))
-        key = seen.get(ids)
-        col = s.get(key) if key else None
-        if col is None:
-            with st.spinner(f"Reading {len(batch)} file{'s' * (len(batch) != 1)}…"):
-                col = s.add_uploads([(f.name, f.getvalue()) for f in batch])
-            seen[ids] = col.key
-        state.add_loaded(col)
+        if ids in seen:
+            # Cooked already: held, or let go by the server to bound its memory. A let-go upload
+            # is never cooked again behind the user's back (the uploader still holds its files);
+            # the page says so below and offers to read it again.
+            continue
+        with st.spinner(f"Reading {len(batch)} file{'s' * (len(batch) != 1)}…"):
+            col = state.add_upload([(f.name, f.getvalue()) for f in batch])
+        seen[ids] = col.key
+    _let_go(seen, batches)
+
+
+def _let_go(seen: dict, batches: list) -> None:
+    gone = state.let_go()
+    if not gone:
+        return
+    names = ", ".join(fmt.md_text(label, 60) for label in gone.values())
+    st.info(f"Let go to bound the server's memory: {names}. The oldest uploads are let go when "
+            "newer ones need the room; read one again to reopen it.", icon=":material/memory:")
+    by_key = {key: ids for ids, key in seen.items()}
+    current = {tuple(sorted(f.file_id for f in b)): b for b in batches}
+    with st.container(horizontal=True):
+        for key, label in gone.items():
+            ids = by_key.get(key)
+            batch = current.get(ids) if ids else None
+            if batch is None:  # no longer in the uploader: nothing to read again
+                continue
+            if st.button(f"Read {fmt.md_text(label, 60)} again", key=f"tv_reread_{key}", icon=":material/refresh:"):
+                with st.spinner(f"Reading {len(batch)} file{'s' * (len(batch) != 1)}…"):
+                    col = state.add_upload([(f.name, f.getvalue()) for f in batch])
+                seen[ids] = col.key
+                if col.key != key:
+                    state.forget_let_go(key)
+                st.rerun()
 
 
 def _samples() -> None:

@@ -17,11 +17,52 @@ from viewer.library.store import Collection, Store
 
 # Files and folders given to `traceview serve` (set by the entry script on every run).
 START_PATHS: list[str] = []
+# Set to "1" by `traceview serve --private-uploads`: an upload opens only in its own session.
+PRIVATE_ENV = "TRACEVIEW_PRIVATE_UPLOADS"
+
+
+def private_uploads() -> bool:
+    return os.environ.get(PRIVATE_ENV, "").strip() == "1"
 
 
 @st.cache_resource(show_spinner=False)
 def store() -> Store:
-    return Store()
+    return Store(private_uploads=private_uploads())
+
+
+def _lookup_store() -> Store:
+    """The store, its private-uploads switch read again from the environment."""
+    s = store()
+    s.private_uploads = private_uploads()
+    return s
+
+
+def session_id() -> str | None:
+    """This browser session's id (Streamlit's own), which owns the uploads it made."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else None
+
+
+def add_upload(files: list[tuple[str, bytes]]) -> Collection:
+    """Cook an upload for this session and remember its label, so the page can say when the
+    server has let it go."""
+    col = store().add_uploads(files, owner=session_id())
+    st.session_state.setdefault("tv_upload_labels", {})[col.key] = col.label
+    add_loaded(col)
+    return col
+
+
+def let_go() -> dict[str, str]:
+    """This session's uploads the server no longer holds (key -> label)."""
+    labels = st.session_state.get("tv_upload_labels") or {}
+    s = store()
+    return {k: v for k, v in labels.items() if s.get(k) is None}
+
+
+def forget_let_go(key: str) -> None:
+    (st.session_state.get("tv_upload_labels") or {}).pop(key, None)
 
 
 def sample_dirs() -> list[Path]:
@@ -61,8 +102,9 @@ def loaded() -> list[Collection]:
         with st.spinner("Reading the traces this server was started with…"):
             keys = [c.key for c in start_collections()]
         st.session_state["tv_loaded"] = keys
-    s = store()
-    return [c for c in (s.get(k) for k in keys) if c is not None]
+    s = _lookup_store()
+    me = session_id()
+    return [c for c in (s.get(k) for k in keys) if c is not None and s.visible(c, me)]
 
 
 def add_loaded(col: Collection) -> None:
@@ -80,15 +122,16 @@ def remove_loaded(key: str) -> None:
 def find_trace(trace_id) -> tuple[Collection, dict] | None:
     """A loaded trace by id. The start inputs are cooked first, so a link opened in a new
     session (or after a restart) finds their traces."""
-    s = store()
-    found = s.find_trace(trace_id)
+    s = _lookup_store()
+    me = session_id()
+    found = s.find_trace(trace_id, me)
     if found is None and trace_id:
         loaded()
-        found = s.find_trace(trace_id)
+        found = s.find_trace(trace_id, me)
         if found is None and START_PATHS:  # samples are always openable too
             for p in sample_dirs():
                 load_sample(p)
-            found = s.find_trace(trace_id)
+            found = s.find_trace(trace_id, me)
     return found
 
 
@@ -122,7 +165,9 @@ def _missing(title: str, tid) -> None:
     st.title(title)
     if tid:
         st.warning("This trace is no longer loaded on the server (it may have been an upload from an "
-                   "earlier session, or the server restarted). Open it again to read it.",
+                   "earlier session, or the server restarted). Open it again to read it."
+                   + (" Uploads on this server open only in the browser session that uploaded them."
+                      if private_uploads() else ""),
                    icon=":material/link_off:")
     else:
         st.info("No trace chosen yet.", icon=":material/info:")

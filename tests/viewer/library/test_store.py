@@ -91,3 +91,75 @@ def test_bad_input_gives_problems_not_errors():
     probs = [p for inp in col.inputs for p in inp["problems"]]
     assert probs and all(p["file"] == "broken.jsonl" for p in probs)
     assert any(p["line"] == 2 for p in probs)
+
+
+@pytest.mark.parametrize("private", [True, False])
+def test_private_uploads_are_found_only_by_the_session_that_uploaded_them(private):
+    data = (SAMPLES / "openai_chat.jsonl").read_bytes()
+    s = Store(private_uploads=private)
+    sample = s.add_paths([SAMPLES / "anthropic_messages.jsonl"], origin="sample")
+    (sample_tid,) = sample.traces
+    col = s.add_uploads([("mine.jsonl", data)], owner="session-a")
+    (tid,) = col.traces
+    assert s.find_trace(tid, "session-a") == (col, col.traces[tid])
+    if private:
+        assert s.find_trace(tid, "session-b") is None
+        assert s.find_trace(tid) is None  # no session at all: nothing private either
+        assert not s.visible(col, "session-b")
+    else:
+        assert s.find_trace(tid, "session-b")[0] is col
+        assert s.find_trace(tid)[0] is col
+    # Paths and samples stay visible to every session.
+    assert s.find_trace(sample_tid, "session-b")[0] is sample
+    # Session b uploading the same bytes gets the same collection, and then finds it too.
+    assert s.add_uploads([("mine.jsonl", data)], owner="session-b") is col
+    assert s.find_trace(tid, "session-b")[0] is col
+    assert (s.find_trace(tid, "session-c") is None) is private
+
+
+def test_a_trace_also_in_a_sample_stays_visible_when_its_upload_is_private():
+    data = (SAMPLES / "openai_chat.jsonl").read_bytes()
+    s = Store(private_uploads=True)
+    up = s.add_uploads([("same.jsonl", data)], owner="session-a")
+    sample = s.add_paths([SAMPLES / "openai_chat.jsonl"], origin="sample")
+    (tid,) = up.traces
+    assert tid in sample.traces
+    assert s.find_trace(tid, "session-b")[0] is sample
+
+
+def test_uploads_are_bounded_by_the_memory_of_their_cooked_documents(monkeypatch):
+    """The estimate counts what the cooked document holds (far more than its JSON text), the
+    oldest uploads go when the estimates pass the bound, and the newest is always kept."""
+    import json
+
+    data = (SAMPLES / "anthropic_messages.jsonl").read_bytes()
+    s = Store()
+    first = s.add_uploads([("0.jsonl", data)])
+    assert first.memory > len(json.dumps(first.doc))
+    assert first.memory == store_mod.memory_estimate(first.doc)
+    monkeypatch.setattr(store_mod, "MAX_UPLOAD_MEMORY", int(first.memory * 2.5))
+    cols = [first] + [s.add_uploads([(f"{i}.jsonl", data + b"\n" * i)]) for i in (1, 2, 3)]
+    held = [c.key for c in s.collections.values()]
+    assert held == [cols[2].key, cols[3].key]
+    assert s.find_trace(next(iter(cols[0].traces))) is None
+    # One upload larger than the whole bound is still opened (alone).
+    monkeypatch.setattr(store_mod, "MAX_UPLOAD_MEMORY", 10)
+    last = s.add_uploads([("4.jsonl", data + b"\n" * 4)])
+    assert [c.key for c in s.collections.values()] == [last.key]
+    assert s.find_trace(next(iter(last.traces)))[0] is last
+
+
+def test_memory_estimate_counts_shared_objects_once():
+    text = "x" * 10_000
+    one = store_mod.memory_estimate({"a": text})
+    assert store_mod.memory_estimate({"a": text, "b": text}) < one + 1000
+    assert store_mod.memory_estimate({"a": text, "b": "y" * 10_000}) > one + 9000
+
+
+def test_derived_views_count_towards_an_uploads_memory():
+    s = Store()
+    col = s.add_uploads([("a.jsonl", (SAMPLES / "openai_chat.jsonl").read_bytes())])
+    before = col.memory
+    view = col.memo("big", lambda: ["v" * 100_000])
+    assert col.memo("big", lambda: pytest.fail("made twice")) is view
+    assert col.memory >= before + 100_000

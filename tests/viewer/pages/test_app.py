@@ -244,3 +244,83 @@ FORMAT = Format(name="lines-log", title="Lines log", description="", priority=1,
     body = html(at)
     assert "where is my parcel?" in body and "on its way since Monday" in body
     assert 'class="tv-msg tv-role-user' in body and 'class="tv-msg tv-role-assistant' in body
+
+
+def test_a_let_go_upload_is_not_cooked_again_and_the_page_says_so(monkeypatch):
+    """Past the store's bound the oldest upload is let go. The uploader still holds its file,
+    yet a rerun cooks nothing again, and the Open page names the upload that was let go."""
+    from viewer.library import store as store_mod
+    from viewer.pages import state
+
+    monkeypatch.delenv("TRACEVIEW_PATHS", raising=False)
+    monkeypatch.setattr(store_mod, "MAX_UPLOAD_COLLECTIONS", 2)
+    cooked = []
+    real = pipeline.cook_uploads
+
+    def counting(files):
+        cooked.append([name for name, _ in files])
+        return real(files)
+
+    monkeypatch.setattr(store_mod.pipeline, "cook_uploads", counting)
+    state.store.clear()
+    try:
+        at = AppTest.from_file(APP, default_timeout=60).run()
+        data = (SAMPLES / "openai_chat.jsonl").read_bytes()
+        up = at.file_uploader[0]
+        for i in range(3):  # three different files in the uploader, room for two
+            up.upload(f"up{i}.jsonl", data + b"\n" * (i + 1))
+        at.run()
+        assert not at.exception
+        assert cooked == [["up0.jsonl"], ["up1.jsonl"], ["up2.jsonl"]]
+        notes = [i.value for i in at.info if "Let go" in i.value]
+        assert len(notes) == 1 and "up0\\.jsonl" in notes[0] and "up1" not in notes[0]
+        inputs = next(df.value for df in at.dataframe if "input" in df.value.columns)
+        assert {"up1.jsonl", "up2.jsonl"} <= set(inputs["input"]) and "up0.jsonl" not in set(inputs["input"])
+        for _ in range(2):  # clicks and reruns: nothing is cooked behind the user's back
+            at.run()
+            assert not at.exception
+        assert len(cooked) == 3
+        # Read again on request: cooked once more, and now the oldest of the others is let go.
+        at.button(key=next(b.key for b in at.button if b.key.startswith("tv_reread_"))).click().run()
+        assert not at.exception
+        assert len(cooked) == 4 and cooked[-1] == ["up0.jsonl"]
+        notes = [i.value for i in at.info if "Let go" in i.value]
+        assert len(notes) == 1 and "up1\\.jsonl" in notes[0] and "up0" not in notes[0]
+        at.run()
+        assert len(cooked) == 4
+    finally:
+        state.store.clear()
+
+
+@pytest.mark.parametrize("private", [True, False])
+def test_a_private_upload_opens_only_in_its_own_session(monkeypatch, private):
+    from viewer.pages import state
+
+    monkeypatch.delenv("TRACEVIEW_PATHS", raising=False)
+    if private:
+        monkeypatch.setenv(state.PRIVATE_ENV, "1")
+    else:
+        monkeypatch.delenv(state.PRIVATE_ENV, raising=False)
+    data = (SAMPLES / "openai_chat.jsonl").read_bytes() + b"\n\n\n\n\n\n\n"  # not the sample's bytes
+    tid = pipeline.cook_uploads([("mine.jsonl", data)])[0]["traces"][0]["id"]
+    state.store.clear()
+    try:
+        mine = AppTest.from_file(APP, default_timeout=60).run()
+        mine.file_uploader[0].upload("mine.jsonl", data)
+        mine.run()
+        assert not mine.exception
+        assert not on_page(mine, "timeline", trace=tid).warning  # the uploader reads it
+        # Another browser session (AppTest gives every app the same session id: stand in another).
+        monkeypatch.setattr(state, "session_id", lambda: "another browser session")
+        other = on_page(AppTest.from_file(APP, default_timeout=60), "timeline", trace=tid)
+        assert not other.exception
+        if private:
+            assert "only in the browser session that uploaded them" in other.warning[0].value
+        else:
+            assert not other.warning and "mine\\.jsonl" in other.subheader[0].value
+        # The bundled samples open in every session.
+        sample = on_page(AppTest.from_file(APP, default_timeout=60), "timeline",
+                         trace=trace_id(SAMPLES / "anthropic_messages.jsonl"))
+        assert not sample.warning
+    finally:
+        state.store.clear()
