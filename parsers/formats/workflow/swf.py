@@ -322,7 +322,7 @@ def to_trace(doc: dict, src: Source, fmt: str, problems: list[Problem]) -> Parse
             read.step(step, i, src.name, problems)
 
     tool = as_text(meta.get("tool_name"))
-    started, ended = to_epoch_ms(meta.get("start_time")), to_epoch_ms(meta.get("end_time"))
+    started, ended = (_time(meta, key, src.name, problems) for key in ("start_time", "end_time"))
     duration = as_number(meta.get("total_duration"))
     outcome = outcome_of(meta, doc)
     cost = as_number(summary.get("estimated_cost"))
@@ -333,6 +333,15 @@ def to_trace(doc: dict, src: Source, fmt: str, problems: list[Problem]) -> Parse
         duration_ms=duration * 1000 if duration is not None else None,
         outcome=outcome, outcome_detail=as_text(meta.get("final_output_description")),
         stated_cost=cost, artifacts=read.artifacts, meta=_meta(doc, meta, summary, tool), problems=problems)
+
+
+def _time(meta: dict, key: str, file: str, problems: list[Problem]) -> int | None:
+    """A metadata time in epoch ms; an unreadable one is a problem naming its path."""
+    ms = to_epoch_ms(meta.get(key))
+    if ms is None and meta.get(key) is not None:
+        problems.append(Problem(file, f"expected an ISO 8601 time or epoch number, found {_short(meta.get(key))}; "
+                                      "left out", path=pointer("metadata", key)))
+    return ms
 
 
 class _Steps:
