@@ -10,6 +10,7 @@ there (checked against the same input with the mutated record left out).
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -136,10 +137,12 @@ def mentions(problems: list[dict], inp: Input, index: int, whole_file: bool) -> 
 
 
 FILES = cookable()
+# 300 fixed examples in the suite; TRACEVIEW_FUZZ_EXAMPLES=N draws N random ones for a longer search.
+EXAMPLES = int(os.environ.get("TRACEVIEW_FUZZ_EXAMPLES", "300"))
 
 
 @pytest.mark.skipif(not FILES, reason="no input to fuzz")
-@settings(max_examples=300, deadline=None, derandomize=True, database=None,
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES == 300, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
 def test_a_wrong_type_anywhere_is_reported_and_loses_nothing_else(data):
