@@ -237,8 +237,10 @@ def status(r: dict, limit: float) -> str:
     return verdict if wall == cpu else f"{verdict} (CPU: {'met' if cpu else 'MISSED'})"
 
 
-def print_table(rows: list[tuple]) -> None:
-    header = ("measurement", "input", "ours", "baseline", "ratio", "CPU ratio", "target", "status")
+TABLE_HEADER = ("measurement", "input", "ours", "baseline", "ratio", "CPU ratio", "target", "status")
+
+
+def print_table(rows: list[tuple], header: tuple = TABLE_HEADER) -> None:
     rows = [header] + [tuple(str(c) for c in r) for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     for n, r in enumerate(rows):

@@ -23,7 +23,6 @@ Prints a table, then one JSON line (`{"bench": "tree", ...}`).
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib.util
 import json
 import os
@@ -32,8 +31,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from bench_cook import print_table, timed
 
 REPO = Path(__file__).resolve().parents[1]
 GEN = REPO.parent / "shared" / "bench" / "gen_traces.py"
@@ -111,16 +111,6 @@ def copies(requests: list[tuple], k: int) -> list[tuple]:
 
 # --- measuring ----------------------------------------------------------------------------
 
-def timed(fn) -> dict:
-    """Wall and CPU seconds of one call (CPU time barely moves when others load the machine)."""
-    gc.collect()
-    t0, c0 = time.perf_counter(), time.process_time()
-    fn()
-    run = {"s": time.perf_counter() - t0, "cpu": time.process_time() - c0}
-    gc.collect()
-    return run
-
-
 def median(runs: list[dict]) -> dict:
     return {k: statistics.median(r[k] for r in runs) for k in ("s", "cpu")}
 
@@ -136,15 +126,6 @@ def load_impl(path: Path | None):
 
 
 # --- report -------------------------------------------------------------------------------
-
-def print_table(rows: list[tuple], header: tuple) -> None:
-    rows = [header] + [tuple(str(c) for c in r) for r in rows]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    for n, r in enumerate(rows):
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-        if n == 0:
-            print("  ".join("-" * w for w in widths))
-
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
