@@ -16,12 +16,12 @@ import orjson
 
 from parsers.providers import sse
 from parsers.providers import usage as usage_mod
-from parsers.model import Call, Format, Message, ParsedTrace, ParseResult, Problem, json_kind, pointer
+from parsers.model import Call, Format, ParsedTrace, ParseResult, Problem, json_kind, pointer
 from parsers.io.guard import record_guard
 from parsers.io.records import as_number, first_char, iter_records, looks_binary
 from parsers.io.repeats import RepeatedArrays
 from parsers.io.source import Source
-from parsers.io.times import to_epoch_ms
+from parsers.io.times import read_time
 from parsers.providers.anthropic import ClaudeMessages
 from parsers.providers.messages import json_text
 from parsers.providers.gemini import GeminiMessages
@@ -205,9 +205,7 @@ def convert_record(rec, shape: str | None, file: str, where: dict, problems: lis
         model = response.get("model") or response.get("modelVersion")
         usage_raw = response.get("usage") or response.get("usageMetadata")
     model = request.get("model") or model or rec.get("model")
-    ts = to_epoch_ms(rec.get("timestamp"))
-    if rec.get("timestamp") is not None and ts is None:
-        problem("/timestamp", f"expected an ISO 8601 time or epoch number, found {rec.get('timestamp')!r}")
+    ts = read_time(rec.get("timestamp"), problems, file, "/timestamp", **where)
     params = {k: request[k] for k in PARAM_KEYS if k in request}
     rid = rec.get("id")
     return Call(

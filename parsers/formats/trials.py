@@ -28,7 +28,7 @@ from parsers.io.records import as_number, as_text, first_char, looks_binary
 from parsers.providers.anthropic import ClaudeMessages
 from parsers.providers.openai import OpenAIMessages
 from parsers.io.source import Source
-from parsers.io.times import to_epoch_ms
+from parsers.io.times import read_time, to_epoch_ms
 
 NAME = "trials"
 SUFFIX = ".trials.json"
@@ -314,11 +314,8 @@ def _read_event(file: str, ev, i: int, where: str, trace: ParsedTrace, shape: Cl
         problems.append(Problem(file, f"expected an event object, found {json_kind(ev)}; skipped", record=i, path=where))
         return
     typ = ev.get("type")
-    ts = to_epoch_ms(ev.get("timestamp"))
-    if ts is None and ev.get("timestamp") is not None:
-        problems.append(Problem(file, f"expected an ISO 8601 time or epoch number, found "
-                                      f"{str(ev.get('timestamp'))[:40]}; the event is shown without a time",
-                                record=i, path=where + "/timestamp"))
+    ts = read_time(ev.get("timestamp"), problems, file, where + "/timestamp", "the event is shown without a time",
+                   record=i)
     if trace.started_at is None and ts is not None:
         trace.started_at = ts
     if typ == "system":

@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 from datetime import datetime, timezone
 
+from parsers.model import Problem
+
 # The times a page can show: 1970-01-01 to the end of year 9999; anything else is unreadable.
 MAX_EPOCH_MS = 253_402_300_799_999
 
@@ -40,3 +42,15 @@ def to_epoch_ms(value) -> int | None:
             return None
         return ms if 0 <= ms <= MAX_EPOCH_MS else None
     return None
+
+
+def read_time(value, problems: list[Problem], file: str, path: str, then: str = "", **where) -> int | None:
+    """`to_epoch_ms(value)`; a value that is given but unreadable is a problem naming its path,
+    saying what follows (`then`, e.g. "the step is shown without a time")."""
+    ms = to_epoch_ms(value)
+    if ms is None and value is not None:
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:59] + "…"
+        problems.append(Problem(file, f"expected an ISO 8601 time or epoch number, found {shown}"
+                                      + (f"; {then}" if then else ""), path=path, **where))
+    return ms

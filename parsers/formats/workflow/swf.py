@@ -27,7 +27,7 @@ from parsers.model import Artifact, Format, Message, ParsedTrace, ParseResult, P
 from parsers.io.guard import record_guard
 from parsers.io.records import as_dict, as_number, as_text, first_char, looks_binary
 from parsers.io.source import Source
-from parsers.io.times import to_epoch_ms
+from parsers.io.times import read_time, to_epoch_ms
 
 NAME = "swf"
 TITLE = "Standard Workflow Format"
@@ -322,7 +322,8 @@ def to_trace(doc: dict, src: Source, fmt: str, problems: list[Problem]) -> Parse
             read.step(step, i, src.name, problems)
 
     tool = as_text(meta.get("tool_name"))
-    started, ended = (_time(meta, key, src.name, problems) for key in ("start_time", "end_time"))
+    started, ended = (read_time(meta.get(key), problems, src.name, pointer("metadata", key), "left out")
+                      for key in ("start_time", "end_time"))
     duration = as_number(meta.get("total_duration"))
     outcome = outcome_of(meta, doc)
     cost = as_number(summary.get("estimated_cost"))
@@ -333,15 +334,6 @@ def to_trace(doc: dict, src: Source, fmt: str, problems: list[Problem]) -> Parse
         duration_ms=duration * 1000 if duration is not None else None,
         outcome=outcome, outcome_detail=as_text(meta.get("final_output_description")),
         stated_cost=cost, artifacts=read.artifacts, meta=_meta(doc, meta, summary, tool), problems=problems)
-
-
-def _time(meta: dict, key: str, file: str, problems: list[Problem]) -> int | None:
-    """A metadata time in epoch ms; an unreadable one is a problem naming its path."""
-    ms = to_epoch_ms(meta.get(key))
-    if ms is None and meta.get(key) is not None:
-        problems.append(Problem(file, f"expected an ISO 8601 time or epoch number, found {_short(meta.get(key))}; "
-                                      "left out", path=pointer("metadata", key)))
-    return ms
 
 
 class _Steps:
@@ -358,11 +350,8 @@ class _Steps:
     def step(self, step: dict, i: int, file: str, problems: list[Problem]) -> None:
         messages = self.messages
         sid = as_text(step.get("step_id")) or f"step_{i + 1:03d}"
-        ts = to_epoch_ms(step.get("timestamp"))
-        if ts is None and step.get("timestamp") is not None:
-            problems.append(Problem(file, f"expected an ISO 8601 time or epoch number, found "
-                                          f"{_short(step.get('timestamp'))}; the step is shown without a time",
-                                    record=i, path=pointer("steps", i, "timestamp")))
+        ts = read_time(step.get("timestamp"), problems, file, pointer("steps", i, "timestamp"),
+                       "the step is shown without a time", record=i)
         extra = {"timestamp": ts} if ts is not None else None
         role = _role(step.get("type"))
         content = text_of(step.get("content"))

@@ -26,7 +26,7 @@ REPRO = {
     "R07_param_depth300.jsonl": (3, (2, "the request setting 'temperature': nested deeper")),
     "R08_duration_1e300.jsonl": (3, (2, "the duration: expected a number")),
     "R09_trials_role_list.trials.json": (6, (1, "expected a role name, found an array; read as the user's")),
-    "R10_trials_timestamp_inf.trials.json": (6, (1, "found inf; the event is shown without a time")),
+    "R10_trials_timestamp_inf.trials.json": (6, (1, "found 'inf'; the event is shown without a time")),
     "R11_trials_deep_element.trials.json": (6, (2, "nested deeper than its JSON can be read")),
     "R12_swf_step_type_list.swf.json": (3, (None, "expected string, found an array")),
     "R14_claude_code_timestamp_1e20.json": (4, (1, "found 1e+20; the step is shown without a time")),
