@@ -6,26 +6,29 @@ Streamlit.
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-
 from pathlib import Path
 
 import orjson
 
 from parsers.cook.builder import DocumentBuilder, trace_id
+from parsers.cook.pricing import PRICES_ENV, PricesError, read_prices_file  # noqa: F401 - for the viewer
 from parsers.cook.redact import scrub_problem
 from parsers.cook.schema import cooked_errors
-from parsers.io.records import looks_binary
 from parsers.io.source import Source, expand, expand_uploads, from_path
 from parsers.model import (Problem, RunSummary, Scorecard, UnsupportedFormatError, WorkflowFormatError,
                            internal_error)
-from parsers.registry import CompanionFile, detect, formats, get
+from parsers.registry import CompanionFile, detect, formats, get, unsupported
 
-__all__ = ["cook_paths", "cook_uploads", "cook_sources", "InputSummary", "list_runs", "open_run", "RunRow",
-           "validate_file", "convert_file"]
+__all__ = ["cook_paths", "cook_uploads", "cook_sources", "InputSummary", "input_problems", "list_runs", "open_run",
+           "RunRow", "validate_file", "convert_file"]
+
+# A Python package's marker in a folder of data (the bundled samples are a package): not an input.
+PACKAGE_FILES = ("__init__.py",)
 
 
 @dataclass
@@ -78,16 +81,52 @@ def _cook_sources(sources, fmt, problems, builder) -> tuple[dict, list[InputSumm
     builder = builder or DocumentBuilder()
     summaries: list[InputSummary] = []
     forced = get(fmt) if fmt else None
+    read_with: dict[str, str] = {}  # a file another input read beside itself -> that input
     # Each input's SHA-256 is computed on the other core while the input is parsed
     # (hashlib releases the GIL): trace ids need it only once the traces are cooked.
     with ThreadPoolExecutor(max_workers=1) as hasher:
         for src in sources:
             future = hasher.submit(_digest, src)
-            summaries.append(_cook_one(builder, src, forced, fmt, lambda f=future, s=src: _result(f, s)))
+            summaries.append(_cook_one(builder, _reading_siblings(src, read_with), forced, fmt,
+                                       lambda f=future, s=src: _result(f, s)))
+    _companions(builder, summaries, read_with)
     if problems:
         for p in problems:
             builder.add_failed_input(p.file, None, 0, None, [p])
     return builder.document(), summaries
+
+
+def _reading_siblings(src: Source, read_with: dict[str, str]) -> Source:
+    """`src`, noting in `read_with` every file beside it that its reader opens."""
+    def sibling(rel: str) -> Source | None:
+        sib = src._sibling(rel)
+        if sib is None:
+            return None
+
+        def opened():
+            read_with.setdefault(sib.name, src.name)
+            return sib._open()
+        return dataclasses.replace(sib, _open=opened)
+    return dataclasses.replace(src, _sibling=sibling)
+
+
+def _companions(builder: DocumentBuilder, summaries: list[InputSummary], read_with: dict[str, str]) -> None:
+    """Files that are read with another input (a summary with its trials file) say which input
+    read them; one that no input given read is a problem: what it goes with is missing."""
+    entries = {e["name"]: e for e in builder.inputs if e.get("note")}
+    for s in summaries:
+        entry = entries.get(s.name)
+        if entry is None or s.note is None:
+            continue
+        reader = read_with.get(s.name)
+        if reader is not None:
+            s.note = entry["note"] = f"{s.note}; read with {reader}"
+            continue
+        problem = scrub_problem(Problem(s.name, f"{s.note}; it was not read: the file it goes with "
+                                                f"was not given").as_dict())
+        s.problems = entry["problems"] = [problem]
+        del entry["note"]
+        s.note = None
 
 
 def _result(future, src: Source) -> str:
@@ -114,10 +153,7 @@ def _cook_one(builder: DocumentBuilder, src: Source, forced, fmt, digest) -> Inp
         entry["note"] = e.reason
         return InputSummary(src.name, None, note=e.reason)
     except UnsupportedFormatError as e:
-        why = e.why
-        if looks_binary(src.head):
-            why = "not a text file (binary content): " + why
-        entry = builder.add_failed_input(src.name, digest(), src.size, None, [Problem(src.name, why)])
+        entry = builder.add_failed_input(src.name, digest(), src.size, None, [Problem(src.name, unsupported(src, e))])
     except WorkflowFormatError as e:
         errs = getattr(e, "errors", None) or [Problem(src.name, str(e))]
         entry = builder.add_failed_input(src.name, digest(), src.size, None, errs)
@@ -127,23 +163,36 @@ def _cook_one(builder: DocumentBuilder, src: Source, forced, fmt, digest) -> Inp
         who = f"the {f.title} reader" if f is not None else "format detection"
         entry = builder.add_failed_input(src.name, digest(), src.size, getattr(f, "name", None),
                                          [internal_error(src.name, who, e)])
-    s = InputSummary(src.name, entry["format"], records=records, traces=len(entry["traces"]),
-                     requests=len(builder.requests) - r0, messages=len(builder.messages) - m0,
-                     tools=len(builder.tools) - t0, problems=entry["problems"])
-    # Problems found inside traces are listed with their input too (once: a reader may give
-    # the input and its trace the same list).
-    seen = {tuple(p.values()) for p in s.problems}
-    for t in builder.traces[len(builder.traces) - len(entry["traces"]):]:
-        for p in t["problems"]:
-            if tuple(p.values()) not in seen:
-                seen.add(tuple(p.values()))
-                s.problems = s.problems + [p]
-    return s
+    traces = builder.traces[len(builder.traces) - len(entry["traces"]):]
+    return InputSummary(src.name, entry["format"], records=records, traces=len(entry["traces"]),
+                        requests=len(builder.requests) - r0, messages=len(builder.messages) - m0,
+                        tools=len(builder.tools) - t0, problems=input_problems(entry, traces))
+
+
+def input_problems(entry: dict, traces) -> list[dict]:
+    """An input's problems and those found inside its traces, each once (a reader may give the
+    input and its trace the same list): what the input's problem count and list show."""
+    out, seen = [], set()
+    for p in [*entry["problems"], *(p for t in traces for p in t["problems"])]:
+        key = tuple(p.values())
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _expand(paths, problems: list[Problem]):
+    """The sources of paths (within one set of bounds), without the package markers found in
+    folders; a marker given by its own path is read like any file."""
+    given = {Path(p).name for p in paths if Path(p).is_file()}
+    for src in expand(paths, problems):
+        if src.basename not in PACKAGE_FILES or src.name in given:
+            yield src
 
 
 def cook_paths(paths, fmt: str | None = None) -> tuple[dict, list[InputSummary]]:
     problems: list[Problem] = []
-    sources = list(expand(paths, problems))
+    sources = list(_expand(paths, problems))
     return cook_sources(sources, fmt, problems)
 
 
@@ -172,7 +221,10 @@ def list_runs(paths, fmt: str | None = None) -> tuple[list[RunRow], list[InputSu
     rows: list[RunRow] = []
     summaries: list[InputSummary] = []
     forced = get(fmt) if fmt else None
-    for src in expand(paths, problems):
+    order: dict[str, int] = {}  # each input's place: rows and summaries keep it
+    cook: list[Source] = []  # inputs read through the cook, together (a file may be read with another)
+    for src in _expand(paths, problems):
+        order.setdefault(src.name, len(order))
         try:
             f = forced or detect(src)
             if f.list_runs is not None and f.open_run is not None:
@@ -187,12 +239,19 @@ def list_runs(paths, fmt: str | None = None) -> tuple[list[RunRow], list[InputSu
             summaries.append(InputSummary(src.name, None, problems=[
                 scrub_problem(internal_error(src.name, "the run listing", e).as_dict())]))
             continue
-        doc, (s,) = cook_sources([src], fmt)
-        summaries.append(s)
-        for index, t in enumerate(doc["traces"]):
-            rows.append(RunRow(src.name, t["format"], t["id"], RunSummary(
-                index, t["title"], t["task"], t["models"], t["outcome"], t["outcome_detail"], t["started_at"],
-                t["duration_ms"], len(t["timeline"]), Scorecard.from_dict(t["scorecard"]) if t.get("scorecard") else None)))
+        cook.append(src)
+    if cook:
+        doc, cooked = cook_sources(cook, fmt)
+        summaries += cooked
+        traces = {t["id"]: t for t in doc["traces"]}
+        for entry in doc["inputs"]:
+            for index, t in enumerate(traces[tid] for tid in entry["traces"]):
+                rows.append(RunRow(entry["name"], t["format"], t["id"], RunSummary(
+                    index, t["title"], t["task"], t["models"], t["outcome"], t["outcome_detail"], t["started_at"],
+                    t["duration_ms"], len(t["timeline"]),
+                    Scorecard.from_dict(t["scorecard"]) if t.get("scorecard") else None)))
+    rows.sort(key=lambda r: order[r.input])
+    summaries.sort(key=lambda s: order[s.name])
     for p in problems:
         summaries.append(InputSummary(p.file, None, problems=[scrub_problem(p.as_dict())]))
     return rows, summaries
@@ -222,9 +281,9 @@ def open_run(path, index: int, fmt: str | None = None) -> tuple[dict, list[Input
             entry = builder.add_failed_input(src.name, None, src.size, f.name,
                                              [internal_error(src.name, f"the {f.title} reader", e)])
         doc = builder.document()
-        problems_ = entry["problems"] + [p for t in doc["traces"] for p in t["problems"]]
         return doc, [InputSummary(src.name, f.name, traces=len(entry["traces"]), requests=len(doc["requests"]),
-                                  messages=len(doc["messages"]), tools=len(doc["tools"]), problems=problems_)]
+                                  messages=len(doc["messages"]), tools=len(doc["tools"]),
+                                  problems=input_problems(entry, doc["traces"]))]
     doc, summaries = cook_sources([src], fmt)
     keep = [t for n, t in enumerate(doc["traces"]) if n == index]
     ids = {t["id"] for t in keep}
@@ -292,7 +351,7 @@ def convert_file(path, to: str) -> tuple[str | None, list[Problem]]:
     try:
         fmt = detect(src)
     except UnsupportedFormatError as e:
-        return None, [Problem(src.name, e.why)]
+        return None, [Problem(src.name, unsupported(src, e))]
     except OSError as e:
         return None, [Problem(src.name, f"could not be read: {e}")]
     if fmt.convert is None:

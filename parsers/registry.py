@@ -13,13 +13,16 @@ import threading
 from importlib import metadata
 from pathlib import Path
 
+import orjson
+
+from parsers.io.records import looks_binary
 from parsers.io.source import Source
 from parsers.model import Companion, Format, UnsupportedFormatError
 
 GROUP = "traceview.formats"
 
-__all__ = ["GROUP", "Companion", "CompanionFile", "Format", "detect", "formats", "get", "names",
-           "load_problems", "refresh"]
+__all__ = ["GROUP", "Companion", "CompanionFile", "Format", "describe", "detect", "formats", "get", "names",
+           "load_problems", "refresh", "UNSUPPORTED", "unsupported"]
 
 
 class CompanionFile(UnsupportedFormatError):
@@ -157,3 +160,92 @@ def detect(source: Source) -> Format:
 
 def _rank(ordered: list[Format], name: str) -> int:
     return next((i for i, f in enumerate(ordered) if f.name == name), len(ordered))
+
+
+# -- what an input no format reads looks like ----------------------------------------------------
+
+# Whole files up to this size are parsed to describe them; larger ones by their first bytes.
+DESCRIBE_BYTES = 4 * 1024 * 1024
+_MAGIC = ((b"PK\x03\x04", "a zip archive"), (b"PK\x05\x06", "an empty zip archive"), (b"\x1f\x8b", "a gzip file"),
+          (b"\x89PNG", "a PNG image"), (b"GIF8", "a GIF image"), (b"\xff\xd8\xff", "a JPEG image"),
+          (b"%PDF", "a PDF document"), (b"SQLite format 3\x00", "an SQLite database"))
+MAX_KEYS, MAX_KEY_CHARS = 8, 40
+UNSUPPORTED = "no supported format recognised it"  # how the problem of such an input begins
+
+
+def unsupported(source: Source, error: UnsupportedFormatError) -> str:
+    """The problem message for an input no format reads: what it looks like, in plain words,
+    and why the formats its name points to (and any that failed) declined it. The formats it
+    could have been are listed once by whoever shows many such inputs."""
+    named = {f.name for f in formats() if f.matches_name(source.basename)}
+    said = [f"{name}: {why}" for name, why in error.reasons.items()
+            if name in named or str(why).startswith("internal error")]
+    return f"{UNSUPPORTED}: it is {describe(source)}" + (f" ({'; '.join(said)})" if said else "")
+
+
+def describe(source: Source) -> str:
+    """What an input looks like ("a JSON object with keys `a`, `b`", "JSON lines whose records
+    have `type`, `uuid`"), from its first bytes, or all of it when it is small."""
+    head = source.head
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            if "zip" in what and not source.basename.lower().endswith(".zip"):
+                what += " under a name not ending in .zip (only .zip files are opened as archives)"
+            return f"binary content, {what}"
+    if looks_binary(head):
+        return "binary content, not text"
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text[:1] not in (b"{", b"["):
+        return "a Markdown or plain text file, not JSON"
+    whole = head if source.size <= len(head) else None
+    if whole is None and source.size <= DESCRIBE_BYTES:
+        try:
+            whole = source.read_bytes()
+        except OSError:
+            whole = None
+    if whole is not None:
+        try:
+            return _json_kind(orjson.loads(whole))
+        except orjson.JSONDecodeError:
+            pass
+    records = []
+    lines = (whole or head).splitlines()
+    for line in lines if whole is not None else lines[:-1]:  # the last line of a head may be cut
+        if not line.strip():
+            continue
+        try:
+            records.append(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            break
+    if len(records) > 1:
+        objects = [r for r in records if isinstance(r, dict)]
+        if len(objects) == len(records):
+            common = [k for k in objects[0] if all(k in r for r in objects)] or list(objects[0])
+            return f"JSON lines whose records have {_keys(common)}"
+        return "JSON lines of " + _kinds(records)
+    if whole is None:
+        return "a large file starting like JSON whose first bytes do not tell its shape"
+    return "text starting like JSON that is not valid JSON"
+
+
+def _json_kind(value) -> str:
+    if isinstance(value, dict):
+        return f"a JSON object with keys {_keys(list(value))}" if value else "an empty JSON object"
+    if isinstance(value, list):
+        if not value:
+            return "an empty JSON array"
+        if all(isinstance(v, dict) for v in value):
+            return f"a JSON array of {len(value)} object{'s' * (len(value) != 1)} with keys {_keys(list(value[0]))}"
+        return f"a JSON array of {len(value)} {_kinds(value)}"
+    return "a single JSON value, not an object or array"
+
+
+def _keys(keys: list) -> str:
+    shown = ", ".join(f"`{k if len(k) <= MAX_KEY_CHARS else k[:MAX_KEY_CHARS - 1] + '…'}`" for k in keys[:MAX_KEYS])
+    return shown + (f" and {len(keys) - MAX_KEYS} more" if len(keys) > MAX_KEYS else "") if keys else "none"
+
+
+def _kinds(values: list) -> str:
+    kinds = sorted({{dict: "objects", list: "arrays", str: "strings", bool: "booleans", type(None): "nulls"}.get(
+        type(v), "numbers") for v in values})
+    return " and ".join(kinds)

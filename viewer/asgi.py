@@ -5,18 +5,45 @@ Without it the first visitor waits for the app's modules to import and for the c
 it, the server answers once the imports are done (a fraction of a second), and the files
 are read in the background right away, so a browser opened a moment later finds them ready
 (a page opened during the reading waits for it; nothing is read twice).
+
+Every page's HTML also carries a small script that keeps one theme for the whole app (see
+`THEME_SCRIPT`).
 """
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import streamlit as st
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+from streamlit import file_util
 from streamlit.runtime.pages_manager import PagesManager
 
+from viewer.pages import nav
+
 ENTRY = Path(__file__).with_name("main.py")
+
+# Streamlit keeps the theme a reader chooses (System, Light or Dark) in the browser's local
+# storage under a key named after the page's path ("stActiveTheme-/timeline-v2"), so every page
+# would remember its own and a link or a reload on another page would bring the old one back.
+# Run before Streamlit's own scripts, this makes every such key read and write one shared entry.
+THEME_KEY = "traceview-theme"
+THEME_SCRIPT = """<script>(function () {
+  var shared = "%s", perPage = /^stActiveTheme-.*-v[0-9]+$/;
+  var proto = Storage.prototype, getItem = proto.getItem, setItem = proto.setItem;
+  proto.getItem = function (key) {
+    var chosen = perPage.test(key) ? getItem.call(this, shared) : null;
+    return chosen !== null ? chosen : getItem.call(this, key);
+  };
+  proto.setItem = function (key, value) {
+    if (perPage.test(key)) setItem.call(this, shared, value);
+    return setItem.call(this, key, value);
+  };
+})();</script>""" % THEME_KEY
 
 
 def _warm_up() -> None:
@@ -45,6 +72,23 @@ def _read_given_files() -> None:
         print(f"traceview: reading the files at start failed: {e}", file=sys.stderr)
 
 
+@functools.cache
+def page_html() -> str:
+    """Streamlit's page (index.html) with `THEME_SCRIPT` in its head."""
+    index = Path(file_util.get_static_dir(), "index.html").read_text(encoding="utf-8")
+    return index.replace("</head>", THEME_SCRIPT + "\n</head>", 1)
+
+
+async def _page(request):
+    # Like Streamlit's own answer for a page: never cached, so a new version is picked up.
+    return HTMLResponse(page_html(), headers={"Cache-Control": "no-cache"})
+
+
+# The app's pages (the default one is served at the root too); any other path is Streamlit's.
+PAGE_ROUTES = [Route(path, _page, methods=["GET", "HEAD"])
+               for path in ["/", *(f"/{spec.url_path}" for spec in nav.PAGES)]]
+
+
 @asynccontextmanager
 async def _lifespan(app):
     _warm_up()  # before the server listens
@@ -56,4 +100,4 @@ async def _lifespan(app):
 # navigation; ours (viewer/pages/) is a package of page functions routed by st.navigation
 # in main.py, so that convention is turned off before any session starts.
 PagesManager.uses_pages_directory = False
-app = st.App(ENTRY, lifespan=_lifespan)
+app = st.App(ENTRY, lifespan=_lifespan, routes=PAGE_ROUTES)

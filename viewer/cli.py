@@ -6,6 +6,7 @@ fast; `serve` starts Streamlit in its own process.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -33,10 +34,36 @@ def say(*parts, err: bool = True) -> None:
     print(shown(" ".join(str(p) for p in parts)), file=sys.stderr if err else sys.stdout)
 
 
+def use_prices(path) -> str | None:
+    """Check a prices file and put it in force for every cook of this process and its children
+    (the environment variable the cook reads); the problem in plain words when it is unusable."""
+    from parsers.pipeline import PRICES_ENV, PricesError, read_prices_file
+
+    resolved = Path(path).expanduser().resolve()
+    try:
+        read_prices_file(resolved)
+    except PricesError as e:
+        return str(e)
+    os.environ[PRICES_ENV] = str(resolved)
+    return None
+
+
+def _prices(args) -> int | None:
+    """Exit code 2 (with the message) when --prices names an unusable file."""
+    if getattr(args, "prices", None):
+        problem = use_prices(args.prices)
+        if problem:
+            say(f"traceview {args.command}: {problem}")
+            return 2
+    return None
+
+
 def _cmd_cook(args) -> int:
     from parsers import pipeline
     from parsers.model import Problem
 
+    if (bad := _prices(args)) is not None:
+        return bad
     # --format is checked by argparse against the registered names.
     doc, summaries = pipeline.cook_paths(args.inputs, args.format)
     for s in summaries:
@@ -82,6 +109,8 @@ def _cmd_validate(args) -> int:
 def _cmd_convert(args) -> int:
     from parsers.pipeline import convert_file
 
+    if (bad := _prices(args)) is not None:
+        return bad
     try:
         text, problems = convert_file(args.input, args.to)
     except ValueError as e:  # unknown target
@@ -102,8 +131,18 @@ def _cmd_convert(args) -> int:
 def _cmd_serve(args) -> int:
     from viewer.serve import serve
 
+    if (bad := _prices(args)) is not None:
+        return bad
+    # The app gets the prices file through the environment `use_prices` set.
     return serve(args.paths, port=args.port, host=args.host, headless=args.headless,
                  private_uploads=args.private_uploads)
+
+
+def _prices_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--prices", metavar="FILE",
+                   help="prices of models (USD per million tokens: input, output, cache_read, cache_write), "
+                        'a TOML file of [models."NAME"] tables or the same as JSON; they win over the bundled '
+                        "price list")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -119,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="force a format instead of detecting it: " + ", ".join(names()))
     c.add_argument("--pretty", action="store_true", help="indent the JSON")
     c.add_argument("--problems", action="store_true", help="list every problem on stderr")
+    _prices_option(c)
     c.set_defaults(func=_cmd_cook)
 
     v = sub.add_parser("validate", help="check cooked documents (and workflow files) against their JSON Schema")
@@ -129,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("input", metavar="INPUT")
     cv.add_argument("--to", required=True, metavar="FORMAT", help="target format, e.g. swf")
     cv.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
+    _prices_option(cv)
     cv.set_defaults(func=_cmd_convert)
 
     s = sub.add_parser("serve", help="start the web app (on the bundled samples when given no path)")
@@ -139,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--private-uploads", action="store_true",
                    help="an upload's traces open only in the browser session that uploaded it "
                         "(by default anyone who knows a trace's id can open it)")
+    _prices_option(s)
     s.set_defaults(func=_cmd_serve)
     return p
 

@@ -6,6 +6,7 @@ open follow `--` and reach the entry script as its arguments.
 """
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import socket
@@ -51,6 +52,8 @@ def command(paths, port: int = 8501, host: str = "127.0.0.1") -> list[str]:
             "--server.port", str(int(port)), "--server.address", host,
             "--server.headless", "true",
             "--server.fileWatcherType", "none",
+            # `serve` says where the app is, once: Streamlit would list its own addresses too.
+            "--logger.hideWelcomeMessage", "true",
             "--", *[str(Path(p).resolve()) for p in paths]]
 
 
@@ -59,14 +62,6 @@ def _can_open_browser() -> bool:
     if sys.platform in ("darwin", "win32"):
         return True
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
-def _open_when_ready(url: str, proc: subprocess.Popen) -> None:
-    try:
-        wait_ready(url, proc, timeout=120)
-    except (RuntimeError, TimeoutError, OSError):
-        return
-    webbrowser.open(url)
 
 
 # Read by the app (viewer/pages/state.py): "1" makes an upload visible only to its own session.
@@ -83,23 +78,61 @@ def child_env(private_uploads: bool = False, base=None) -> dict[str, str]:
     return env
 
 
+def port_problem(host: str, port: int) -> str | None:
+    """Why the app could not listen on host:port (another program holds it, no such
+    address...), in plain words; None when it can."""
+    try:
+        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError, OverflowError) as e:
+        return f"cannot listen on {host}: {getattr(e, 'strerror', None) or e}"
+    family, kind, proto, _, addr = infos[0]
+    with socket.socket(family, kind, proto) as s:
+        if os.name != "nt":  # as the server does: a port in TIME_WAIT is free to take
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(addr)
+        except PermissionError:
+            return f"port {port} needs more privileges than this user has; choose another with --port"
+        except OSError as e:
+            if e.errno in (errno.EADDRINUSE, getattr(errno, "WSAEADDRINUSE", -1)):
+                return (f"port {port} is already in use (another traceview or another program); "
+                        f"choose another with --port, e.g. --port {int(port) + 1}")
+            return f"cannot listen on {host}:{port}: {e.strerror or e}"
+    return None
+
+
+def _announce_when_ready(url: str, what: str, proc: subprocess.Popen, open_browser: bool) -> None:
+    try:
+        wait_ready(url, proc, timeout=300)
+    except (RuntimeError, TimeoutError, OSError):
+        return
+    print(f"traceview: serving {what} at {url}", file=sys.stderr, flush=True)
+    if open_browser:
+        webbrowser.open(url)
+
+
 def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = False,
           private_uploads: bool = False) -> int:
     """Start the app on `paths` (the bundled samples when empty); returns Streamlit's exit code.
-    With `private_uploads`, an upload's traces open only in the browser session that uploaded it."""
+    With `private_uploads`, an upload's traces open only in the browser session that uploaded it.
+    Its address is printed once, when it answers; a port already taken is said before starting."""
     paths = list(paths or [])
     missing = [p for p in paths if not Path(p).exists()]
     if missing:
         for p in missing:
             print(f"traceview serve: no such file or folder: {p}", file=sys.stderr)
         return 2
+    problem = port_problem(host, port)
+    if problem:
+        print(f"traceview serve: {problem}", file=sys.stderr)
+        return 2
     proc = subprocess.Popen(command(paths, port, host), env=child_env(private_uploads))
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
     url = f"http://{shown}:{int(port)}/"
-    print(f"traceview: serving {'the bundled samples' if not paths else ', '.join(map(str, paths))} at {url}",
-          file=sys.stderr)
-    if not headless and _can_open_browser():
-        threading.Thread(target=_open_when_ready, args=(url, proc), daemon=True).start()
+    what = "the bundled samples" if not paths else ", ".join(map(str, paths))
+    print(f"traceview: starting on {what}…", file=sys.stderr, flush=True)
+    threading.Thread(target=_announce_when_ready, args=(url, what, proc, not headless and _can_open_browser()),
+                     daemon=True).start()
 
     def forward(signum, _frame):
         if proc.poll() is None:
@@ -125,12 +158,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def spawn(paths, port: int, *, host: str = "127.0.0.1", log=None, cwd=None) -> subprocess.Popen:
-    """`traceview serve PATH... --headless` in a child process; see `wait_ready`."""
+def spawn(paths, port: int, *, host: str = "127.0.0.1", log=None, cwd=None, options=()) -> subprocess.Popen:
+    """`traceview serve PATH... --headless [options]` in a child process; see `wait_ready`."""
     exe = Path(sys.executable).with_name("traceview")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "viewer.cli"]
-    return subprocess.Popen([*cmd, "serve", *map(str, paths), "--port", str(port), "--host", host, "--headless"],
-                            stdout=log, stderr=subprocess.STDOUT if log else None, cwd=cwd)
+    return subprocess.Popen([*cmd, "serve", *map(str, paths), "--port", str(port), "--host", host, "--headless",
+                             *options], stdout=log, stderr=subprocess.STDOUT if log else None, cwd=cwd)
 
 
 def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
@@ -159,14 +192,14 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 class Running:
-    """`traceview serve PATH...` on a free port until `stop()`; its output goes to a log file
-    in `log_dir`. For tests and benchmarks that drive the real app."""
+    """`traceview serve PATH... [options]` on a free port until `stop()`; its output goes to a
+    log file in `log_dir`. For tests and benchmarks that drive the real app."""
 
-    def __init__(self, paths, log_dir: Path):
+    def __init__(self, paths, log_dir: Path, options=()):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(Path(log_dir) / f"serve-{self.port}.log", "wb")
-        self.proc = spawn(paths, self.port, log=self.log, cwd=log_dir)
+        self.proc = spawn(paths, self.port, log=self.log, cwd=log_dir, options=options)
         try:
             wait_ready(self.url, self.proc)
         except RuntimeError:

@@ -14,7 +14,7 @@ from parsers.cook.ids import message_id, tool_id
 from parsers.cook.intake import Intake
 from parsers.cook.redact import mask_document, mask_message, mask_tool, scrub_problem, scrub_text
 from parsers.cook.tree import assign_parents
-from parsers.model import MODEL_ROLES, Call, Message, ParsedTrace, ParseResult, Problem, Turn, internal_error
+from parsers.model import MODEL_ROLES, USAGE_KINDS, Call, Message, ParsedTrace, ParseResult, Problem, Turn, internal_error
 
 SCHEMA_VERSION = 1
 
@@ -131,6 +131,7 @@ class DocumentBuilder:
             g = dict(g)
             g["sides"] = [refs.get(s) for s in g.get("sides", [])]
             self.groups.append(g)
+        _link_children(added, refs)
         entry["problems"] = _problems(result.problems)
         self.inputs.append(entry)
         return entry
@@ -188,7 +189,7 @@ class DocumentBuilder:
         }
         _fill_times(trace, reqs)
         trace["totals"] = self._totals(trace, reqs, parsed)
-        trace["pricing"] = _pricing(reqs)
+        trace["pricing"] = pricing.summary(reqs)
         self.requests.extend(reqs)
         self.traces.append(trace)
         return trace
@@ -268,21 +269,11 @@ class DocumentBuilder:
         return out
 
     def _totals(self, trace: dict, reqs: list[dict], parsed: ParsedTrace) -> dict:
-        tot = totals.empty()
-        cost, unpriced, errors, calls = 0.0, 0, 0, 0
-        priced_any = False
-        for r in reqs:
-            totals.add(tot, r["usage"])
-            if r["cost"] is not None:
-                cost += r["cost"]
-                priced_any = True
-            elif r["usage"] is not None or r["model"]:
-                unpriced += 1
-            if r["error"]:
-                errors += 1
+        sums = totals.of_requests(reqs)
         # Tool calls the model made: those in the responses of every request (for trajectories,
         # every turn); failed tool results: each distinct one the trace holds, on any branch.
         msgs = self.messages
+        calls = 0
         seen: set[str] = set(trace["timeline"])
         for r in reqs:
             for mid in r["response_messages"]:
@@ -292,9 +283,10 @@ class DocumentBuilder:
             if not r["_synthetic"]:  # a synthetic request's history is the timeline's
                 seen.update(r["request_messages"])
             seen.update(r["response_messages"])
-        errors += sum(1 for mid in seen if msgs[mid]["is_error"])
-        out = {"requests": len(reqs), "messages": len(trace["timeline"]), **tot,
-               "cost": round(cost, 10) if priced_any else None, "unpriced_requests": unpriced,
+        errors = sums["failed_requests"] + sum(1 for mid in seen if msgs[mid]["is_error"])
+        out = {"requests": len(reqs), "messages": len(trace["timeline"]),
+               **{k: sums[k] for k in (*USAGE_KINDS, totals.COUNT)},
+               "cost": sums["cost"], "unpriced_requests": sums["unpriced_requests"],
                "tool_calls": calls, "errors": errors}
         if parsed.stated_cost is not None:
             out["stated_cost"] = parsed.stated_cost
@@ -357,6 +349,23 @@ def _problems(problems: list[Problem]) -> list[dict]:
     return [scrub_problem(p.as_dict()) for p in problems]
 
 
+def _link_children(added: list[tuple[int, dict, ParsedTrace]], refs: dict[str, str]) -> None:
+    """A trace another one started (a sub-agent run) names it and the tool call that started it
+    (`parent`); the starting trace lists them (`children`). A parent the input does not hold is
+    left out."""
+    by_id = {t["id"]: t for _, t, _ in added}
+    for _, t, parsed in added:
+        link = parsed.parent
+        if not (isinstance(link, tuple) and len(link) == 2):
+            continue
+        pid = refs.get(link[0]) if isinstance(link[0], str) else None
+        call = link[1] if isinstance(link[1], str) else None
+        if pid is None or pid == t["id"]:
+            continue
+        t["parent"] = {"trace": pid, "call": call}
+        by_id[pid].setdefault("children", []).append({"trace": t["id"], "call": call})
+
+
 def _rename_trace(trace: dict, tid: str) -> None:
     """Give a cooked trace its final id (requests name their trace; synthetic ids embed it)."""
     old = trace["id"]
@@ -406,17 +415,3 @@ def _fill_times(trace: dict, reqs: list[dict]) -> None:
         trace["duration_ms"] = trace["ended_at"] - trace["started_at"]
 
 
-def _pricing(reqs: list[dict]) -> dict:
-    """Which price list and which model prices gave the trace's costs."""
-    prices: dict[str, dict] = {}
-    unpriced: set[str] = set()
-    stated = False
-    for r in reqs:
-        if r["price"]:
-            prices.setdefault(r["model"], r["price"])
-        elif r["cost_source"] == "trace":
-            stated = True
-        elif r["model"]:
-            unpriced.add(r["model"])
-    return {"source": pricing.source_name() if prices else ("stated by the trace" if stated else None),
-            "prices": prices, "unpriced_models": sorted(unpriced)}

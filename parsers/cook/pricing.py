@@ -1,13 +1,35 @@
-"""Cost of a request from the genai-prices package (a maintained price list).
+"""Cost of a request from the genai-prices package (a maintained price list), or from a
+prices file the user gives (`traceview cook|serve --prices FILE`).
 
-A model the package does not know gets no cost (None) and is counted as unpriced; we never
-guess a price. Cache tokens are billed at the provider's cache rates by the package.
+A model neither knows gets no cost (None) and is counted as unpriced; we never guess a price.
+Cache tokens are billed at the provider's cache rates by the package.
+
+A prices file is TOML (or JSON, by its `.json` suffix): one table per model, prices in USD per
+million tokens; `input` and `output` are required, `cache_read` and `cache_write` default to
+the input price:
+
+    [models."ark-code-latest"]
+    input = 0.8
+    output = 2.0
+    cache_read = 0.16
+
+Its path is read from the environment variable TRACEVIEW_PRICES, so every process that cooks
+(the app, its indexing workers, `traceview cook`) uses the same file. A model the file names
+is priced by the file, even when the package knows it; the request's price source names the
+file.
 """
 from __future__ import annotations
 
 import functools
+import json
+import math
+import os
+import tomllib
 from datetime import datetime, timezone
 from importlib import metadata
+from pathlib import Path
+
+from parsers.cook.totals import is_unpriced
 
 try:
     from genai_prices import Usage, calc_price
@@ -21,6 +43,76 @@ def source_name() -> str:
         return f"genai-prices {metadata.version('genai-prices')}"
     except metadata.PackageNotFoundError:  # pragma: no cover
         return "genai-prices"
+
+
+PRICES_ENV = "TRACEVIEW_PRICES"
+PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
+
+
+class PricesError(ValueError):
+    """A prices file that cannot be used; the message names the file and the entry."""
+
+
+def read_prices_file(path) -> dict[str, dict]:
+    """Model -> {"input", "output", "cache_read", "cache_write"} in USD per million tokens."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise PricesError(f"prices file {path}: cannot be read ({e.strerror or e})") from None
+    try:
+        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as e:
+        kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
+        raise PricesError(f"prices file {path}: not valid {kind}: {e}") from None
+    models = data.get("models") if isinstance(data, dict) else None
+    if not isinstance(models, dict) or not models:
+        raise PricesError(f'prices file {path}: expected a "models" table with one entry per model, '
+                          'e.g. [models."my-model"] input = 0.5 output = 2.0')
+    out = {}
+    for model, entry in models.items():
+        where = f'prices file {path}: models."{model}"'
+        if not isinstance(entry, dict):
+            raise PricesError(f"{where}: expected a table of prices, found {type(entry).__name__}")
+        unknown = sorted(set(entry) - set(PRICE_KEYS))
+        if unknown:
+            raise PricesError(f"{where}: unknown key {', '.join(unknown)} (expected {', '.join(PRICE_KEYS)})")
+        for key in ("input", "output"):
+            if key not in entry:
+                raise PricesError(f"{where}: {key} is missing (USD per million tokens)")
+        for key, v in entry.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise PricesError(f"{where}.{key}: expected a number of USD per million tokens (0 or more), "
+                                  f"found {v!r}")
+        out[str(model)] = {"input": float(entry["input"]), "output": float(entry["output"]),
+                           "cache_read": float(entry.get("cache_read", entry["input"])),
+                           "cache_write": float(entry.get("cache_write", entry["input"]))}
+    return out
+
+
+def prices_file() -> str | None:
+    """The prices file in force (TRACEVIEW_PRICES), or None."""
+    return os.environ.get(PRICES_ENV) or None
+
+
+@functools.lru_cache(maxsize=8)
+def _file_prices(path: str, mtime_ns: int) -> dict[str, dict]:
+    return read_prices_file(path)
+
+
+def _file_price(model: str) -> dict | None:
+    path = prices_file()
+    if not path:
+        return None
+    try:
+        mtime = os.stat(path).st_mtime_ns
+    except OSError:
+        mtime = 0  # reading it says why
+    p = _file_prices(path, mtime).get(model)
+    if p is None:
+        return None
+    return {"source": f"prices file {path}", "provider": None, "model": model, "tiered": False,
+            **{f"{k}_mtok": p[k] for k in PRICE_KEYS}}
 
 
 PROVIDER_IDS = {"anthropic": "anthropic", "openai": "openai", "google": "google"}
@@ -98,10 +190,18 @@ def price(model: str | None, provider: str | None, usage: dict | None,
           timestamp_ms: int | None = None) -> tuple[float | None, dict | None]:
     """(cost in USD, how it was priced) or (None, None) when the model is unknown.
 
+    A model the prices file (TRACEVIEW_PRICES) names is priced by it.
+
     Prices are those in force on the request's day when its time is known, so cooking the
     same input twice gives the same figures. Cache reads and writes are billed at the
     provider's cache rates (genai-prices counts them inside input_tokens)."""
-    if not model or usage is None or calc_price is None:
+    if not model or usage is None:
+        return None, None
+    own = _file_price(model)
+    if own is not None:
+        cost = sum(usage[k] * own[f"{k}_mtok"] for k in PRICE_KEYS) / 1_000_000
+        return round(cost, 12), own
+    if calc_price is None:
         return None, None
     hit = _model_price(model, provider, _day_of(timestamp_ms))
     if hit is None:
@@ -122,3 +222,23 @@ def _num(v):
         return float(v) if v is not None else None
     except (TypeError, ValueError):
         return None
+
+
+def summary(requests) -> dict:
+    """Which price lists and which model prices gave a trace's costs: {"source" (the lists
+    used, or "stated by the trace", or None), "prices" (model -> how it was priced),
+    "unpriced_models" (models with usage and no price; a request without usage, such as a
+    failed call, has nothing to price and names no model here)}."""
+    prices: dict[str, dict] = {}
+    unpriced: set[str] = set()
+    stated = False
+    for r in requests:
+        if r.get("price"):
+            prices.setdefault(r["model"], r["price"])
+        elif r.get("cost_source") == "trace":
+            stated = True
+        elif r.get("model") and is_unpriced(r):
+            unpriced.add(r["model"])
+    lists = sorted({p["source"] for p in prices.values() if p.get("source")})
+    return {"source": ", ".join(lists) if lists else ("stated by the trace" if stated else None),
+            "prices": prices, "unpriced_models": sorted(unpriced)}

@@ -1,25 +1,30 @@
 """SWE Arena / FastChat conversation logs, with their sandbox logs attached.
 
 A conversation log (`logs/{date}/conv_logs/{chat_mode}/conv-log-{chat_session_id}.json`) is
-JSONL, appended to as the user chats: every line carries the whole conversation so far in
-`state` (one model; SWE Arena) or `states` (both sides of a battle, with `models`; FastChat's
-vote records). A conversation (`conv_id`) is therefore its latest line. The two conversations
-of one `chat_session_id` are a battle: left is the side FastChat writes first (a `states`
-pair's order wins), and the votes (`leftvote`, `rightvote`, `tievote`, `bothbad_vote`) are
-written once per side, so a vote met twice is counted once.
+JSONL, appended to as the user chats: every line carries the conversation's state at the time
+in `state` (one model; SWE Arena) or `states` (both sides of a battle, with `models`; FastChat's
+vote records). Writers differ in what a vote or feedback record carries (the whole history, a
+shorter one, none, or placeholders for the answers), so a conversation (`conv_id`) is the
+longest history its records agree on: chat records first, in order (a regeneration replaces
+the last answer), then the others, which only add to it or fill a placeholder. A record whose
+history contradicts it (or names another model) is another conversation logged under the same
+conv_id: reported, and read as a trace of its own. The two conversations of one
+`chat_session_id` are a battle: left is the side FastChat writes first (a `states` pair's order
+wins), and the votes (`leftvote`, `rightvote`, `tievote`, `bothbad_vote`) are written once per
+side, so a vote met twice is counted once.
 
 Sandbox logs (`logs/{date}/sandbox_logs/sandbox-logs-{conv_id}-{chat_round}-{run_round}.json`,
-one JSON object each) are found through the opened folder or archive and become the
-conversation's `sandbox_run` artifacts. A sandbox log opened on its own is declined by sniff:
-its conversation is what shows it.
+one JSON object each) are found through the opened folder or archive. Each run becomes a tool
+call of the conversation (`tool_use` with the code, `tool_result` with its output and error),
+placed after the answers of its chat round, and a `sandbox_run` artifact. A sandbox log opened
+on its own is declined by sniff: its conversation is what shows it.
 
-Logs hold personal data: `ip` fields are never copied, and IPv4 / IPv6 addresses in message
-text and sandbox output are masked.
+Logs hold personal data: the records' client address fields (`ip`) are never copied.
 """
 from __future__ import annotations
 
 import bisect
-import ipaddress
+import itertools
 import posixpath
 import re
 from collections import Counter
@@ -51,51 +56,6 @@ _TYPE_IN_HEAD = re.compile(rb'"type"\s*:\s*"([A-Za-z_]+)"')
 # flat folder of loose files.
 _SANDBOX_DIRS = ("../../sandbox_logs", "../sandbox_logs", "sandbox_logs", ".")
 
-# Role names of chat templates, lower-cased with everything but letters removed
-# ("<|user|>" -> "user", "### Human:" -> "human", "<start_of_turn>model" -> "startofturnmodel").
-# -- personal data -------------------------------------------------------------------------
-
-IP_MASK = "[ip redacted]"
-_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\w)")
-_IPV6 = re.compile(r"(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:])")
-
-
-def _masked(address: str) -> str:
-    # Loopback and "any" addresses (127.0.0.1, 0.0.0.0, ::1) say nothing about anyone.
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return address
-    return address if ip.is_loopback or ip.is_unspecified else IP_MASK
-
-
-def _v4(m: re.Match) -> str:
-    return _masked(m.group(0))
-
-
-def _v6(m: re.Match) -> str:
-    # Python slices (`a[1::2]`) and C++ scopes (`std::`) look like short addresses: a real one
-    # has at least three groups and a digit.
-    s = m.group(0)
-    if sum(1 for g in s.split(":") if g) < 3 or not any(c.isdigit() for c in s):
-        return s
-    return _masked(s)
-
-
-def mask_ip_addresses(text: str) -> str:
-    """IPv4 and IPv6 addresses in free text replaced by a mask."""
-    if "." in text:
-        text = _IPV4.sub(_v4, text)
-    if "::" in text or text.count(":") >= 7:
-        text = _IPV6.sub(_v6, text)
-    return text
-
-
-def _clean(text: str) -> str:
-    # API keys in the text are masked by the cook, with every other trace's.
-    return mask_ip_addresses(text)
-
-
 # -- sniff ---------------------------------------------------------------------------------
 
 def _is_sandbox_log(src: Source) -> bool:
@@ -125,26 +85,38 @@ def sniff(src: Source) -> str | None:
 # -- reading the log -----------------------------------------------------------------------
 
 @dataclass
+class _Entry:
+    """One conversation's state as one record carries it."""
+    seq: int  # order met in the log
+    state: dict
+    path: str
+    name: str | None  # the model the record names
+    rtype: str | None
+    times: tuple  # (tstamp, start, end)
+    where: dict
+    key: str | None = None  # the conversation it was read into
+
+
+@dataclass
 class _Conv:
+    key: str  # the trace's ref: the conv_id, or `conv_id~n` for another conversation logged under it
     conv_id: str
     order: int
     session: str | None = None  # chat_session_id as recorded
     model: str | None = None
     chat_mode: str | None = None
-    state: dict = field(default_factory=dict)  # the latest
-    line: int | None = None
-    record: int | None = None
-    path: str = "/state"
+    state: dict = field(default_factory=dict)  # the latest response record's (roles, offset, system)
+    messages: list = field(default_factory=list)  # the longest consistent history
+    origins: list = field(default_factory=list)  # (JSON path of `messages`, where) of each message
     responses: dict = field(default_factory=dict)  # completed answer index -> (timestamp, duration)
     types: Counter = field(default_factory=Counter)
     regenerations: int = 0
     feedback: dict = field(default_factory=dict)  # (type, tstamp) -> type
-    clash: bool = False  # another conversation's record was met under this conv_id (reported)
 
 
 @dataclass
 class _Pair:
-    convs: list[str]  # left first
+    entries: list  # left first
     anony: bool | None
 
 
@@ -158,9 +130,9 @@ class _Vote:
 
 def parse(src: Source) -> ParseResult:
     problems: list[Problem] = []
-    convs: dict[str, _Conv] = {}
+    entries: dict[str, list[_Entry]] = {}  # conv_id -> its states, in log order
     pairs: list[_Pair] = []  # the sides of `states` records, in their order
-    votes: list[_Vote] = []
+    votes: list[tuple[str, float | None, list[_Entry], int | None]] = []
     records = 0
     for line, record, rec in iter_records(src, problems):
         records += 1
@@ -170,24 +142,32 @@ def parse(src: Source) -> ParseResult:
                                               "record skipped", path="", **where))
             continue
         with record_guard(problems, src.name, "the arena log reader", **where):
-            _read_record(src, rec, where, convs, pairs, votes, problems)
+            _read_record(src, rec, where, entries, pairs, votes, problems)
+
+    convs: dict[str, _Conv] = {}
+    for cid, found in entries.items():
+        for conv in _conversations(src, cid, found, problems):
+            convs[conv.key] = conv
+    for p in pairs:
+        p.entries = [e.key for e in p.entries]
+    votes = [_Vote(t, ts, {e.key for e in es}, line) for t, ts, es, line in votes]
 
     sessions = _sessions(src, convs, pairs)
-    sandbox = _sandbox_runs(src, set(convs), problems) if convs else {}
+    sandbox = _sandbox_runs(src, set(entries), problems) if entries else {}
     traces: list[ParsedTrace] = []
     groups: list[dict] = []
     for sid, sides in sessions.items():
         group_votes = _dedup_votes([v for v in votes if v.convs & set(sides)])
         mode = next((convs[c].chat_mode for c in sides if convs[c].chat_mode), None) or _mode_from_path(src.name)
         battle = len(sides) >= 2
-        for n, cid in enumerate(sides):
+        for n, key in enumerate(sides):
             side = ("left", "right")[n] if battle and n < 2 else None
-            traces.append(_trace(src, convs[cid], sid, side, mode, group_votes if battle else [],
-                                 sandbox.get(cid, [])))
+            traces.append(_trace(src, convs[key], sid, side, mode, group_votes if battle else [],
+                                 sandbox.get(key, [])))
         if battle:
             anony = {"battle_anony": True, "battle_named": False}.get(mode or "")
             if anony is None:
-                anony = next((p.anony for p in pairs if p.anony is not None and set(p.convs) & set(sides)), None)
+                anony = next((p.anony for p in pairs if p.anony is not None and set(p.entries) & set(sides)), None)
             groups.append({
                 "kind": "battle", "id": sid, "chat_mode": mode, "sides": list(sides),
                 "models": [convs[c].model for c in sides], "anony": anony,
@@ -198,9 +178,10 @@ def parse(src: Source) -> ParseResult:
     return ParseResult(format=NAME, traces=traces, groups=groups, problems=problems, records=records)
 
 
+_SEQ = itertools.count()  # the order states are met in (only their relative order counts)
 
 
-def _read_record(src: Source, rec: dict, where: dict, convs: dict, pairs: list, votes: list,
+def _read_record(src: Source, rec: dict, where: dict, entries: dict, pairs: list, votes: list,
                  problems: list[Problem]) -> None:
     rtype = rec.get("type")
     rtype = rtype if isinstance(rtype, str) else None
@@ -220,31 +201,20 @@ def _read_record(src: Source, rec: dict, where: dict, convs: dict, pairs: list, 
         problems.append(Problem(src.name, "expected a `state` object (or a `states` pair); record skipped",
                                 path="/state", **where))
         return
-    seen: list[str] = []
+    seen: list[_Entry] = []
     for (state, path), name in zip(states, names):
         cid = _check_state(src, state, path, where, problems)
         if cid is None:
             continue
-        conv = convs.get(cid)
-        if conv is None:
-            conv = convs[cid] = _Conv(cid, len(convs))
-        elif not conv.clash:
-            clash = _clash(conv, state, name)
-            if clash:
-                conv.clash = True
-                first = _at({"line": conv.line, "record": conv.record})
-                problems.append(Problem(src.name, f"conv_id {cid!r} holds two conversations: {first} and "
-                                                  f"{_at(where)} have {clash}; their records are merged into one "
-                                                  "trace showing the latest record's history",
-                                        path=path + "/conv_id", **where))
-        _apply(conv, state, path, name, rtype, times, where)
-        seen.append(cid)
+        entry = _Entry(next(_SEQ), state, path, name, rtype, times, where)
+        entries.setdefault(cid, []).append(entry)
+        seen.append(entry)
     if len(states) >= 2 and len(seen) == len(states):
         # Anonymous battles log the model selectors empty until the vote reveals them.
         shown = rec.get("models") if isinstance(rec.get("models"), list) else None
         pairs.append(_Pair(seen, None if not shown else not any(shown)))
     if rtype in VOTES and seen:
-        votes.append(_Vote(rtype, tstamp, set(seen), where["line"]))
+        votes.append((rtype, tstamp, seen, where["line"]))
 
 
 def _check_state(src, state, path, where, problems) -> str | None:
@@ -269,25 +239,116 @@ def _model_of(state: dict, name) -> str | None:
     return model if isinstance(model, str) and model else name
 
 
-def _clash(conv: _Conv, state: dict, name) -> str | None:
-    """Why a record of conv_id `conv` cannot be the same conversation's, or None. A conversation
+def _is_response(rtype: str | None) -> bool:
+    return rtype in RESPONSE_TYPES or rtype is None
+
+
+def _conversations(src: Source, cid: str, entries: list[_Entry], problems: list[Problem]) -> list[_Conv]:
+    """The conversations logged under one conv_id. Each record's state joins the first
+    conversation its history agrees with (chat records first, then votes and feedback, each in
+    log order); one that agrees with none is another conversation, reported."""
+    convs: list[_Conv] = []
+    for e in sorted(entries, key=lambda e: (not _is_response(e.rtype), e.seq)):
+        conv, why = None, None
+        for c in convs:
+            why_not = _contradiction(c, e)
+            if why_not is None:
+                conv = c
+                break
+            why = why or why_not
+        if conv is not None or not convs:
+            if conv is None:
+                conv = _Conv(cid, cid, e.seq)
+                convs.append(conv)
+            e.key = conv.key
+            _take(conv, e)
+            continue
+        first = _at(convs[0].origins[0][1] if convs[0].origins else e.where)
+        clash = f"conv_id {cid!r} holds two conversations: {first} and {_at(e.where)} have {why}; "
+        if _is_response(e.rtype):  # a model answered in it: a conversation of its own
+            conv = _Conv(f"{cid}~{len(convs) + 1}", cid, e.seq)
+            convs.append(conv)
+            e.key = conv.key
+            _take(conv, e)
+            clash += f"the later one is read as a trace of its own ({conv.key})"
+        else:  # a vote or feedback on the conversation, with a history that is not its own
+            e.key = convs[0].key
+            _take(convs[0], e, history=False)
+            clash += "this record's history is not used"
+        problems.append(Problem(src.name, clash, path=e.path + "/conv_id", **e.where))
+    return sorted(convs, key=lambda c: c.order)
+
+
+def _text_of(pair) -> object:
+    return pair[1] if isinstance(pair, (list, tuple)) and len(pair) >= 2 else pair
+
+
+def _placeholder(pair) -> bool:
+    """A message a writer left unfilled: a pending answer (None), an empty text, or only the
+    streaming cursor / ellipsis FastChat shows while an answer is written."""
+    text = _text_of(pair)
+    return text is None or (isinstance(text, str) and not text.strip(" \t\r\n.…▌"))
+
+
+def _agree(a, b) -> bool:
+    if a == b:
+        return True
+    if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and a and b and a[0] == b[0]):
+        return False
+    return _placeholder(a) or _placeholder(b)
+
+
+def _contradiction(conv: _Conv, e: _Entry) -> str | None:
+    """Why a record of conv_id `conv` cannot be that conversation's, or None. A conversation
     keeps its model, and its history only grows: a regenerated answer replaces the last one."""
-    model = _model_of(state, name)
+    model = _model_of(e.state, e.name)
     if model and conv.model and model != conv.model:
         return f"models {conv.model!r} and {model!r}"
-    old, new = _visible(conv.state), _visible(state)
-    if not isinstance(new, list) or not isinstance(old, list):
-        return None
+    old, new = conv.messages, e.state["messages"]
+    roles = e.state.get("roles")
     n = min(len(old), len(new))
     for i in range(n):
-        if old[i] == new[i]:
+        if _agree(old[i], new[i]):
             continue
-        last_answer = (i == n - 1 and isinstance(new[i], (list, tuple)) and new[i]
+        regenerated = (i == n - 1 and isinstance(new[i], (list, tuple)) and new[i]
                        and isinstance(old[i], (list, tuple)) and old[i]
-                       and role_of(new[i][0], state.get("roles")) == "assistant")
-        if not last_answer:
+                       and role_of(new[i][0], roles) == "assistant")
+        if not regenerated:
             return f"histories that differ at message {i}"
     return None
+
+
+def _take(conv: _Conv, e: _Entry, history: bool = True) -> None:
+    """Read one record's state into its conversation: the history grows, never shrinks; a
+    placeholder is filled by any record that has the text, and a chat record's answer (a
+    regeneration) replaces the one before."""
+    tstamp, start, end = e.times
+    state, response = e.state, _is_response(e.rtype)
+    for i, pair in enumerate(state["messages"] if history else ()):
+        origin = (e.path, e.where)
+        if i >= len(conv.messages):
+            conv.messages.append(pair)
+            conv.origins.append(origin)
+        elif pair != conv.messages[i] and not _placeholder(pair) and (response or _placeholder(conv.messages[i])):
+            conv.messages[i], conv.origins[i] = pair, origin
+    if history and (response or not conv.state):
+        conv.state = state
+    if isinstance(state.get("chat_session_id"), str) and state["chat_session_id"]:
+        conv.session = conv.session or state["chat_session_id"]
+    conv.model = conv.model or _model_of(state, e.name)
+    if isinstance(state.get("chat_mode"), str):
+        conv.chat_mode = conv.chat_mode or state["chat_mode"]
+    conv.types[e.rtype or "?"] += 1
+    if e.rtype in FEEDBACK:
+        conv.feedback[(e.rtype, tstamp)] = e.rtype
+    if response:
+        answers = _answers(state)
+        if answers:
+            stamp = start if start is not None else tstamp
+            duration = round((end - start) * 1000) if start is not None and end is not None and end >= start else None
+            conv.responses[answers - 1] = (to_epoch_ms(stamp), duration)
+        if e.rtype and e.rtype.startswith("regenerate"):
+            conv.regenerations += 1
 
 
 def _at(where: dict) -> str:
@@ -305,27 +366,6 @@ def _stamp(src: Source, rec: dict, key: str, where: dict, problems: list[Problem
     problems.append(Problem(src.name, f"`{key}` is not a readable time ({shown[:60]}); ignored",
                             path=f"{base}/{key}", **where))
     return None
-
-
-def _apply(conv: _Conv, state: dict, path: str, name, rtype, times: tuple, where: dict) -> None:
-    tstamp, start, end = times
-    conv.state, conv.path, conv.line, conv.record = state, path, where["line"], where["record"]
-    if isinstance(state.get("chat_session_id"), str) and state["chat_session_id"]:
-        conv.session = state["chat_session_id"]
-    conv.model = _model_of(state, name) or conv.model
-    if isinstance(state.get("chat_mode"), str):
-        conv.chat_mode = state["chat_mode"]
-    conv.types[rtype or "?"] += 1
-    if rtype in FEEDBACK:
-        conv.feedback[(rtype, tstamp)] = rtype
-    if rtype in RESPONSE_TYPES or rtype is None:
-        answers = _answers(state)
-        if answers:
-            stamp = start if start is not None else tstamp
-            duration = round((end - start) * 1000) if start is not None and end is not None and end >= start else None
-            conv.responses[answers - 1] = (to_epoch_ms(stamp), duration)
-        if rtype and rtype.startswith("regenerate"):
-            conv.regenerations += 1
 
 
 def _num(rec: dict, *keys) -> float | None:
@@ -347,11 +387,15 @@ def _answers(state: dict) -> int:
     return n
 
 
-def _visible(state: dict) -> list:
-    """Messages after the template's few-shot examples (`offset`)."""
-    msgs = state.get("messages") or []
+def _offset(state: dict, msgs: list) -> int:
+    """Where the messages after the template's few-shot examples (`offset`) start."""
     off = state.get("offset")
-    return msgs[off:] if isinstance(off, int) and 0 < off <= len(msgs) else msgs
+    return off if isinstance(off, int) and not isinstance(off, bool) and 0 < off <= len(msgs) else 0
+
+
+def _visible(state: dict, msgs: list | None = None) -> list:
+    msgs = state.get("messages") or [] if msgs is None else msgs
+    return msgs[_offset(state, msgs):]
 
 
 def _sessions(src: Source, convs: dict[str, _Conv], pairs: list) -> dict[str, list[str]]:
@@ -360,23 +404,23 @@ def _sessions(src: Source, convs: dict[str, _Conv], pairs: list) -> dict[str, li
     from_name = m.group(1) if m else None
     partner: dict[str, str] = {}
     for p in pairs:
-        for c in p.convs[1:]:
-            partner.setdefault(c, p.convs[0])
+        for c in p.entries[1:]:
+            partner.setdefault(c, p.entries[0])
     sid_of: dict[str, str] = {}
     for c in sorted(convs.values(), key=lambda c: c.order):
         if c.session:
-            sid_of[c.conv_id] = c.session
-        elif c.conv_id in partner and convs[partner[c.conv_id]].session:
-            sid_of[c.conv_id] = convs[partner[c.conv_id]].session
+            sid_of[c.key] = c.session
+        elif c.key in partner and convs[partner[c.key]].session:
+            sid_of[c.key] = convs[partner[c.key]].session
         else:
-            sid_of[c.conv_id] = from_name or partner.get(c.conv_id, c.conv_id)
+            sid_of[c.key] = from_name or partner.get(c.key, c.conv_id)
     sessions: dict[str, list[str]] = {}
     for c in sorted(convs.values(), key=lambda c: c.order):
-        sessions.setdefault(sid_of[c.conv_id], []).append(c.conv_id)
+        sessions.setdefault(sid_of[c.key], []).append(c.key)
     # A `states` pair says which side is left; otherwise the side written first is.
     for sid, sides in sessions.items():
         for p in pairs:
-            ids = [c for c in p.convs if c in sides]
+            ids = [c for c in p.entries if c in sides]
             if len(ids) >= 2:
                 rest = [c for c in sides if c not in ids]
                 sessions[sid] = ids + rest
@@ -411,7 +455,7 @@ def _dedup_votes(votes: list[_Vote]) -> list[_Vote]:
 
 def _rounds(conv: _Conv) -> int:
     roles = conv.state.get("roles")
-    return sum(1 for p in _visible(conv.state)
+    return sum(1 for p in _visible(conv.state, conv.messages)
                if isinstance(p, (list, tuple)) and p and (role_of(p[0], roles) or "user") == "user")
 
 
@@ -429,22 +473,22 @@ def _content(value) -> tuple[str | None, int]:
 
 
 def _trace(src: Source, conv: _Conv, sid: str, side: str | None, mode: str | None,
-           votes: list[_Vote], runs: list[dict]) -> ParsedTrace:
+           votes: list[_Vote], runs: list[Artifact]) -> ParsedTrace:
     problems: list[Problem] = []
-    where = {"line": conv.line, "record": conv.record}
     state = conv.state
     roles = state.get("roles")
     messages: list[Message] = []
     turns: dict[int, Turn] = {}
     system = state.get("system_message", state.get("system"))
     if isinstance(system, str) and system.strip():
-        messages.append(Message("system", _clean(system)))
-    msgs = state.get("messages") or []
-    off = state.get("offset") if isinstance(state.get("offset"), int) and 0 < state["offset"] <= len(msgs) else 0
-    answer = 0
-    for i in range(off, len(msgs)):
+        messages.append(Message("system", system))
+    msgs = conv.messages
+    pending = list(runs)  # sandbox runs not yet placed: each goes after the answers of its round
+    answer = rnd = 0
+    for i in range(_offset(state, msgs), len(msgs)):
         pair = msgs[i]
-        at = f"{conv.path}/messages/{i}"
+        path, where = conv.origins[i]
+        at = f"{path}/messages/{i}"
         if not isinstance(pair, (list, tuple)) or len(pair) < 2:
             problems.append(Problem(src.name, "expected a [role, text] pair; message skipped", path=at, **where))
             continue
@@ -454,15 +498,20 @@ def _trace(src: Source, conv: _Conv, sid: str, side: str | None, mode: str | Non
                                               "(read as user)", path=at + "/0", **where))
             role = "user"
         text, images = _content(pair[1])
-        if text is None:
+        if text is None or (role == "assistant" and not images and _placeholder(pair)):
             continue  # an answer still being generated when the line was written
         if images:
             text = (text + "\n" if text else "") + "\n".join(["[image]"] * images)
+        if role == "user":
+            messages += _run_messages([r for r in pending if _round(r) <= rnd])
+            pending = [r for r in pending if _round(r) > rnd]
+            rnd += 1
         if role == "assistant":
             stamp, duration = conv.responses.get(answer, (None, None))
             turns[len(messages)] = Turn(model=conv.model, timestamp=stamp, duration_ms=duration)
             answer += 1
-        messages.append(Message(role, _clean(text)))
+        messages.append(Message(role, text))
+    messages += _run_messages(pending)
 
     first_user = next((m.content for m in messages if m.role == "user" and m.content.strip()), None)
     title = " ".join(first_user.split()) if first_user else f"conversation {conv.conv_id}"
@@ -489,7 +538,30 @@ def _trace(src: Source, conv: _Conv, sid: str, side: str | None, mode: str | Non
     return ParsedTrace(format=NAME, title=title, task=sid, messages=messages, turns=turns,
                        models=[conv.model] if conv.model else None, outcome_detail=outcome_detail,
                        artifacts=runs, scorecard=None if card.is_empty() else card, meta=meta, problems=problems,
-                       ref=conv.conv_id)
+                       ref=conv.key)
+
+
+def _round(run: Artifact) -> float:
+    r = run.details.get("chat_round")
+    return r if isinstance(r, int) and r > 0 else float("inf")  # a run of no known round goes last
+
+
+def _run_messages(runs: list[Artifact]) -> list[Message]:
+    """One round's sandbox runs as tool calls: one `tool_use` with the code of each run (so the
+    runs stay part of the answer's model turn), then each run's output and error as its
+    `tool_result` (an error when the run wrote one)."""
+    if not runs:
+        return []
+    calls, results = [], []
+    for run in runs:
+        d = run.details
+        call_id = f"sandbox-{d['chat_round']}-{d['run_round']}"
+        calls.append({"name": "sandbox", "id": call_id,
+                      "arguments": {k: d[k] for k in ("code", "environment") if d.get(k) is not None}})
+        results.append(Message("tool_result", "\n".join(x for x in (d.get("output"), d.get("error")) if x),
+                               tool_use_id=call_id, is_error=bool(d.get("error")),
+                               extra={"timestamp": d["tstamp"]} if d.get("tstamp") is not None else None))
+    return [Message("tool_use", "", tool_calls=calls, extra=results[0].extra), *results]
 
 
 # -- sandbox logs --------------------------------------------------------------------------
@@ -574,9 +646,9 @@ def _sandbox_run(sbx: Source, conv_ids: set[str], problems: list[Problem]) -> tu
         for k in keys:
             v = st.get(k)
             if isinstance(v, str):
-                return _clean(v)
+                return v
             if v is not None:
-                return _clean(orjson.dumps(v).decode())
+                return orjson.dumps(v).decode()
         return None
 
     def rnd(from_name: str, key: str) -> int | None:
@@ -614,7 +686,7 @@ FORMAT = Format(
     name=NAME, title="SWE Arena logs",
     description="SWE Arena / FastChat conversation logs (conv-log-*.json, one JSON record per line): "
                 "each conversation a trace, each battle a group with its votes; sandbox logs in the "
-                "same logs folder or zip are attached as sandbox runs. IP addresses are masked.",
+                "same logs folder or zip are attached as tool calls and sandbox runs. Client IP fields are not copied.",
     sniff=sniff, parse=parse, patterns=("conv-log-*.json", "conv-log-*.jsonl", "sandbox-logs-*.json", "sandbox-records-*.json"),
     priority=30,
 )

@@ -7,7 +7,9 @@ the JSON pointer of the offending value. A record that violates the schema still
 far as it is readable; only a record that is not an object, or that has neither `id` nor
 `task.id` to name it, is skipped.
 
-A data point holds no conversation: it becomes a trace with no messages and a scorecard
+A data point holds no conversation: it becomes a trace with no messages, one request that
+carries the execution's accounting (its model family, latency and token counts: `tokensUsed`
+in all, of which `outputTokens` and `thinkingTokens` were generated, the rest read), and a scorecard
 (parsers.model.scorecard): the overall score and the success verdict, the rubric, quality
 gates, per-turn RL labels, the total reward, execution metrics, tool use, the routing
 decision with its alternatives, and the CAWS, minimal-diff and provenance figures as tables.
@@ -23,7 +25,7 @@ from importlib import resources
 
 import jsonschema
 
-from parsers.model import (Agent, Alternative, Format, Gate, ParsedTrace, ParseResult, Problem, Routing, Score,
+from parsers.model import (Agent, Alternative, Call, Format, Gate, ParsedTrace, ParseResult, Problem, Routing, Score,
                            Scorecard, ToolUse, TurnScore, json_kind, pointer)
 from parsers.io.guard import record_guard
 from parsers.io.records import as_dict, as_number, as_text, first_char, iter_records, looks_binary
@@ -126,6 +128,8 @@ def parse(src: Source) -> ParseResult:
             problems.append(Problem(src.name, why, line=line, record=index))
             continue
         trace.problems = found
+        for call in trace.calls:
+            call.line, call.record = line, index
         traces.append(trace)
     return ParseResult(format=NAME, traces=traces, problems=problems, records=index + 1)
 
@@ -150,6 +154,8 @@ def to_trace(rec) -> tuple[ParsedTrace | None, str | None]:
                        "thinking": execution.get("thinkingTokens")}}
     return ParsedTrace(
         format=NAME, title=_one_line(task.get("description")) or task_id or rid,
+        calls=[Call([], [], id=rid or task_id, timestamp=started, model=model, duration_ms=latency,
+                    usage=_usage(execution))],
         task=task_id or as_text(task.get("type")), messages=[], models=[model] if model else None,
         started_at=started, duration_ms=latency,
         ended_at=started + int(latency) if started is not None and latency is not None else None,
@@ -157,6 +163,19 @@ def to_trace(rec) -> tuple[ParsedTrace | None, str | None]:
         scorecard=scorecard(rec),
         meta={k: v for k, v in meta.items() if v is not None},
     ), None
+
+
+def _usage(execution: dict) -> dict | None:
+    """Normalised usage of an execution, or None when it states no token count.
+
+    `tokensUsed` is every token; `outputTokens` and `thinkingTokens` are the generated ones
+    (normalised output includes reasoning); the rest were read (input)."""
+    total, out, thinking = (as_number(execution.get(k)) for k in ("tokensUsed", "outputTokens", "thinkingTokens"))
+    if total is None and out is None and thinking is None:
+        return None
+    generated = int(out or 0) + int(thinking or 0)
+    return {"input": max(int(total or 0) - generated, 0), "output": generated, "cache_read": 0, "cache_write": 0,
+            "reasoning": int(thinking or 0)}
 
 
 def _outcome(execution: dict, evaluation: dict, rl: dict) -> tuple[str, str | None]:

@@ -49,14 +49,14 @@ def sniff(src: Source) -> str | None:
     if looks_binary(head):
         return "binary content"
     if name.endswith(SUMMARY_SUFFIX):
-        return Companion("a trials summary; it is read with its trials file")
+        return Companion(f"the summary of trials file {src.basename[: -len(SUMMARY_SUFFIX)]}{SUFFIX}")
     if name.endswith(SUFFIX):
         return None
     if first_char(head) not in "[{":
         return "does not start with a JSON array or object"
     if b'"instance_id"' not in head:
         if src.name.lower().split("/")[-2:-1] == ["messages"]:
-            return Companion("a messages file of a trials run; it is read with its trials file")
+            return Companion("the messages of one instance of a trials run")
         return 'no "instance_id" in the first bytes'
     keys = first_element_keys(head)
     if "instance_id" not in keys:

@@ -93,6 +93,9 @@ class ParsedTrace:
     problems: list[Problem] = field(default_factory=list)
     # Reference a format can give so that groups (battles) can point at this trace.
     ref: str | None = None
+    # The trace that started this one (a sub-agent run): (that trace's `ref`, the id of the tool
+    # call that started it, or None when no call did). The cook links both ways.
+    parent: tuple[str, str | None] | None = None
 
 
 @dataclass

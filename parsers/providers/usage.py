@@ -4,6 +4,12 @@ Normalised usage: {"input", "output", "cache_read", "cache_write", "reasoning"} 
 `input` never includes cached tokens (OpenAI's and Gemini's prompt counts include them,
 Anthropic's `input_tokens` does not); `output` includes reasoning tokens, and `reasoning`
 says how many of them were reasoning (OpenAI and Gemini bill both as output).
+
+Gemini's `usageMetadata` (generateContent): `promptTokenCount` (cached content included),
+`cachedContentTokenCount`, `candidatesTokenCount`, `toolUsePromptTokenCount` (the results of
+built-in tools such as Google Search, read as prompt and billed as input),
+`thoughtsTokenCount` (billed as output) and `totalTokenCount`, the sum of prompt, candidates,
+tool-use prompt and thoughts; so input + output + cache read equals that total.
 """
 from __future__ import annotations
 
@@ -39,11 +45,15 @@ def from_openai(u: dict) -> dict:
 
 
 def from_gemini(u: dict) -> dict:
-    prompt = _int(u.get("promptTokenCount", u.get("prompt_token_count")))
-    cached = _int(u.get("cachedContentTokenCount", u.get("cached_content_token_count")))
-    cand = _int(u.get("candidatesTokenCount", u.get("candidates_token_count")))
-    thoughts = _int(u.get("thoughtsTokenCount", u.get("thoughts_token_count")))
-    return {"input": max(prompt - cached, 0), "output": cand + thoughts, "cache_read": cached,
+    def count(name: str, snake: str) -> int:
+        return _int(u.get(name, u.get(snake)))
+
+    prompt = count("promptTokenCount", "prompt_token_count")
+    cached = count("cachedContentTokenCount", "cached_content_token_count")
+    tool_prompt = count("toolUsePromptTokenCount", "tool_use_prompt_token_count")
+    cand = count("candidatesTokenCount", "candidates_token_count")
+    thoughts = count("thoughtsTokenCount", "thoughts_token_count")
+    return {"input": max(prompt - cached, 0) + tool_prompt, "output": cand + thoughts, "cache_read": cached,
             "cache_write": 0, "reasoning": thoughts}
 
 
@@ -51,7 +61,8 @@ def from_any(u) -> dict | None:
     """Pick the provider shape by its keys; None when `u` carries no token counts."""
     if not isinstance(u, dict) or not u:
         return None
-    if "promptTokenCount" in u or "candidatesTokenCount" in u or "prompt_token_count" in u:
+    if any(k in u for k in ("promptTokenCount", "candidatesTokenCount", "totalTokenCount", "prompt_token_count",
+                            "candidates_token_count")):
         return from_gemini(u)
     if "prompt_tokens" in u or "completion_tokens" in u or "prompt_tokens_details" in u:
         return from_openai(u)

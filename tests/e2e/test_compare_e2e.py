@@ -66,7 +66,8 @@ def arena() -> dict | None:
     for g in doc.get("groups") or []:
         runs = [a for s in g["sides"] if s in traces for a in traces[s]["artifacts"] if a["kind"] == "sandbox_run"]
         if g["kind"] == "battle" and g.get("votes") and runs:
-            return {"group": g, "runs": runs, "battles": [x for x in doc["groups"] if x["kind"] == "battle"]}
+            return {"group": g, "runs": runs, "battles": [x for x in doc["groups"] if x["kind"] == "battle"],
+                    "traces": traces}
     return None
 
 
@@ -78,11 +79,24 @@ def server(runs):
     srv.stop()
 
 
-@pytest.fixture
-def page(browser):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 2400})
+def _page(browser, width: int, height: int):
+    ctx = browser.new_context(viewport={"width": width, "height": height})
     pg = ctx.new_page()
     pg.set_default_timeout(TIMEOUT_MS)
+    return ctx, pg
+
+
+@pytest.fixture
+def page(browser):
+    ctx, pg = _page(browser, 1400, 2400)
+    yield pg
+    ctx.close()
+
+
+@pytest.fixture(params=[(1400, 1000), (1280, 720)], ids=["1400x1000", "1280x720"])
+def screen(browser, request):
+    """A page at a common screen size (the first screen is what these check)."""
+    ctx, pg = _page(browser, *request.param)
     yield pg
     ctx.close()
 
@@ -116,24 +130,65 @@ def test_battle_shows_both_sides_the_vote_and_sandbox_runs(server, arena, page, 
     assert left_model in body.inner_text() and right_model in body.inner_text()
     heads = page.locator(".tv-cmp-head").all_inner_texts()
     assert heads == [f"Left · {left_model}", f"Right · {right_model}"]
-    vote = page.locator("[data-testid='stAlertContentSuccess']").inner_text()
-    assert "Vote:" in vote and g["votes"][0]["winner"] in vote.replace("both are bad", "bothbad")
+    vote = page.locator("[data-testid='stMarkdown']", has_text="Vote:").inner_text()
+    assert g["votes"][0]["winner"] in vote.replace("both are bad", "bothbad").replace(" is better", "")
     assert time.strftime("%Y-%m-%d", time.gmtime(g["votes"][0]["tstamp"] / 1000)) in vote
     # both conversations, row by row: each user turn faces the other side's
     rows = page.locator(".tv-cmp-row")
     assert rows.count() >= 3
     first_user = page.locator(".tv-cmp-row").filter(has=page.locator(".tv-role-user")).first
     assert first_user.locator(".tv-role-user").count() == 2
-    # sandbox runs: the code executed and its output, on their side
-    sandbox = page.locator(".tv-msg", has_text="sandbox run")
-    assert sandbox.count() == len(arena["runs"])
+    # sandbox runs are the sides' tool calls: the code executed, with its output or error as the result
+    calls = page.locator(".tv-call", has=page.locator(".tv-tool-name", has_text="sandbox"))
+    assert calls.count() == len(arena["runs"])
     code = arena["runs"][0]["code"].strip().splitlines()[0]
-    assert code.strip() in sandbox.first.inner_text()
-    assert sandbox.first.locator(".tv-result").count() == 1
+    assert code.strip() in calls.first.inner_text()
+    assert all(calls.nth(i).locator(".tv-result").count() == 1 for i in range(calls.count()))
     errors = [r for r in arena["runs"] if r.get("error")]
-    if errors:
-        assert page.locator(".tv-msg.tv-error", has_text="sandbox error").count() == len(errors)
+    assert page.locator(".tv-call .tv-result.tv-error").count() == len(errors)
+    # the numbers count the same calls
+    page.get_by_text("Numbers per side").click()
+    stats = page.locator("[data-testid='stExpander'] [data-testid='stDataFrame']")
+    stats.wait_for()
+    traces = {s: [a for a in arena["traces"][s]["artifacts"] if a["kind"] == "sandbox_run"] for s in g["sides"]}
+    summary = page.locator("[data-testid='stExpander'] summary").inner_text()
+    counts = [len(traces[s]) for s in g["sides"]]
+    assert f"tool calls {counts[0]} / {counts[1]}" in summary
     shot(page, "battle")
+
+
+def test_battle_conversation_starts_on_the_first_screen(server, arena, screen, shots_dir):
+    if arena is None:
+        pytest.skip("no SWE Arena sample with a voted battle in sample_data/arena")
+    open_page(screen, f"{server}/compare?battle={arena['group']['id']}", ".tv-cmp")
+    time.sleep(1.0)
+    height = screen.viewport_size["height"]
+    screen.screenshot(path=str(shots_dir / f"compare_battle_{screen.viewport_size['width']}x{height}.png"))
+    first_row = screen.locator(".tv-cmp-cell").first.bounding_box()
+    assert first_row["y"] < height * 0.7, first_row  # the first step is read without scrolling
+
+
+def test_a_table_row_sets_the_left_side_and_the_toolbar_stays_clear(server, runs, screen, shots_dir):
+    open_page(screen, f"{server}/compare", "[data-testid='stDataFrame']")
+    grid = screen.locator("[data-testid='stDataFrame']")
+    grid.locator("[role='gridcell']").first.wait_for(state="attached")
+    box = grid.bounding_box()
+    screen.mouse.move(box["x"] + box["width"] / 2, box["y"] + 10)
+    toolbar = screen.locator("[data-testid='stElementToolbar']").last
+    toolbar.wait_for()
+    time.sleep(0.5)
+    tb = toolbar.bounding_box()
+    picker = screen.locator("[data-testid='stSelectbox']").nth(1).bounding_box()
+    assert tb["y"] >= picker["y"] + picker["height"], (tb, picker)  # no overlap
+    screen.screenshot(path=str(shots_dir / f"compare_pick_{screen.viewport_size['width']}.png"))
+    # the first row's checkbox: that run becomes the left side
+    screen.mouse.click(box["x"] + 15, box["y"] + 35 + 17)
+    screen.wait_for_url("**/compare?a=*")
+    time.sleep(1.0)
+    screen.screenshot(path=str(shots_dir / f"compare_picked_{screen.viewport_size['width']}.png"))
+    left = screen.locator("[data-testid='stSelectbox'] input").first.input_value()
+    first_title = grid.locator("[role='gridcell']").first.inner_text()
+    assert first_title and first_title.split("…")[0][:20] in left
 
 
 def test_battles_page_lists_every_battle_and_opens_one(server, arena, page, shot):
@@ -186,6 +241,7 @@ def test_two_runs_of_one_task_with_a_skipped_step(server, runs, page, shot):
     assert "model-alpha" in text and "model-beta" in text
     assert "1 only on the left" in text
     # the two patches diffed against each other
+    page.get_by_text("Patches: they differ").click()
     patch = page.locator(".tv-patch").first.inner_text()
     assert "return a + b" in patch and "return b + a" in patch
     shot(page, "runs")

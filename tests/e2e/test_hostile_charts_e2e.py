@@ -145,7 +145,7 @@ def test_hostile_names_stay_text_and_nothing_leaves_the_page(served, page, shots
             shown["bidi"] = page.locator('[data-testid="stMain"]').inner_text()
         if name == "timeline-autolink":
             main = page.locator('[data-testid="stMain"]')
-            shown["autolink"] = main.locator("h3").first.inner_text()
+            shown["autolink"] = main.locator("h4").first.inner_text()
             shown["autolink-model"] = main.locator('[data-testid="stCaptionContainer"]').first.inner_text()
 
     print(f"requests that left the page: {len(left)}; hostile DOM nodes: "

@@ -13,10 +13,13 @@ import pytest
 
 from parsers import pipeline
 
+from tests.conftest import shared_path
 from tests.e2e.conftest import start_server
+from viewer import serve
 
 REPO = Path(__file__).resolve().parents[2]
-REAL_LOG = REPO.parent / "shared" / "realdata" / "llm_trace_raw" / "claude-code.first25.jsonl"
+REAL_LOG = shared_path("realdata", "llm_trace_raw", "claude-code.first25.jsonl")
+NANOBOT = shared_path("realdata", "llm_trace_raw", "nanobot.jsonl")
 BENCHMARK = REPO / "sample_data" / "benchmark" / "arbiter_benchmark.jsonl"
 TIMEOUT = 30_000
 CHART = '[data-testid="stPlotlyChart"]'
@@ -145,7 +148,8 @@ def test_aggregate_metrics_and_a_scorecard(app, page, shots_dir):
     page.locator('[data-testid="stMetricValue"]').nth(4).wait_for(timeout=TIMEOUT)
     metrics = dict(zip(page.locator('[data-testid="stMetricLabel"]').all_inner_texts(),
                        page.locator('[data-testid="stMetricValue"]').all_inner_texts()))
-    assert metrics["Traces"] == "6" and metrics["Requests"] == "24"
+    # the log's 24 requests and one per benchmark data point (its execution's accounting)
+    assert metrics["Traces"] == "6" and metrics["Requests"] == str(24 + 5)
     assert metrics["Succeeded"] == "3 of 5"
     wait_chart(page, "Cost per model")
     page.screenshot(path=str(shots_dir / "metrics_all.png"), full_page=True)
@@ -157,3 +161,33 @@ def test_aggregate_metrics_and_a_scorecard(app, page, shots_dir):
     wait_chart(page, "Per-turn reward")
     page.get_by_text("Routing: chosen agent").wait_for(timeout=TIMEOUT)
     page.screenshot(path=str(shots_dir / "scorecard.png"), full_page=True)
+
+
+@pytest.mark.parametrize("priced", [False, True], ids=["no prices", "prices file"])
+def test_nanobot_metrics_with_and_without_a_prices_file(browser, tmp_path, shots_dir, priced):
+    """nanobot's model has no price in the price list: the page says "no prices" where the
+    cost chart would be a flat line; with `serve --prices FILE` it draws the cost and names
+    the file. Looked at in two window sizes."""
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."ark-code-latest"]\ninput = 0.8\noutput = 2.0\n')
+    doc, _ = pipeline.cook_paths([NANOBOT])
+    tid = doc["traces"][0]["id"]
+    server = serve.Running([NANOBOT], tmp_path, options=["--prices", str(prices)] if priced else [])
+    try:
+        for width, height in ((1400, 1000), (1280, 720)):
+            ctx = browser.new_context(viewport={"width": width, "height": height})
+            pg = ctx.new_page()
+            pg.goto(f"{server.url}/metrics?trace={tid}")
+            wait_chart(pg, "Tokens per request")
+            wait_chart(pg, "Tool calls by tool")
+            if priced:
+                wait_chart(pg, "Cumulative cost")
+                pg.get_by_text("Pricing · prices file", exact=False).wait_for(timeout=TIMEOUT)
+            else:
+                pg.get_by_text("Cost: no prices", exact=False).wait_for(timeout=TIMEOUT)
+                assert pg.locator(CHART, has_text="Cumulative cost").count() == 0
+            name = f"metrics_nanobot_{'priced' if priced else 'unpriced'}_{width}x{height}.png"
+            pg.screenshot(path=str(shots_dir / name), full_page=True)
+            ctx.close()
+    finally:
+        server.stop()

@@ -125,18 +125,10 @@ def test_timeline_by_url_styles_every_role_and_nests_results(page, app):
     assert url_params(page)["trace"] == app.ids["anthropic_messages.jsonl"]
 
 
-def test_open_by_upload_then_pick_it_from_the_runs_table(page, app):
+def test_an_upload_opens_on_its_timeline(page, app):
     page.goto(app.url + "/")
     page.wait_for_selector("text=Open traces")
     page.locator("input[type=file]").first.set_input_files(str(SAMPLES / "openai_chat.jsonl"))
-    page.get_by_role("button", name=re.compile("openai_chat.jsonl")).wait_for()
-    # Filter the runs table down to the upload, then select its row.
-    box = page.get_by_label("Filter")
-    box.fill("order 4471")
-    box.press("Enter")
-    page.wait_for_timeout(1500)
-    grid = page.get_by_test_id("stDataFrame").first.bounding_box()
-    page.mouse.click(grid["x"] + 16, grid["y"] + 35 + 17)  # the first row's selection box
     page.wait_for_selector(".tv-root .tv-msg")
     trace = tid(SAMPLES / "openai_chat.jsonl")
     assert url_params(page)["trace"] == trace
@@ -150,42 +142,65 @@ def test_open_by_upload_then_pick_it_from_the_runs_table(page, app):
 
 
 def test_expand_a_long_message(page, app):
-    open_timeline(page, app, "long.jsonl", msg=60)
+    open_timeline(page, app, "long.jsonl", msg=61)
     assert "BIG-END" not in rendered(page)
-    choose(page, "Expand a long message", re.compile("#60"))
+    page.get_by_role("button", name="This page").click()
+    choose(page, "Expand a long message", re.compile("#61"))
     page.wait_for_function("() => document.querySelector('.tv-root').innerText.includes('BIG-END')")
-    assert url_params(page)["msg"] == "60"
+    assert url_params(page)["msg"] == "61"
 
 
-def test_find_counts_and_jumps(page, app):
+def in_view(page, selector: str) -> bool:
+    return page.evaluate("""s => { const r = document.querySelector(s).getBoundingClientRect();
+                                   return r.bottom > 0 && r.top < window.innerHeight; }""", selector)
+
+
+def test_find_jumps_on_enter_keeps_its_bar_in_view_and_survives_a_reload(page, app, shots_dir):
     open_timeline(page, app, "long.jsonl")
-    box = page.get_by_label("Find in trace")
+    box = page.get_by_label("Find in trace", exact=True)
     box.fill("number 12")
-    box.press("Enter")
-    page.wait_for_selector("text=find: 11 messages, 11 hits")  # 12 and 120-129
+    box.press("Enter")  # 12 and 120-129: entries 13 and 121-130; Enter goes to the first
+    page.wait_for_selector("text=find: match 1 of 11 entries, 11 hits")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('msg') === '13'")
     assert page.locator("mark.tv-hit").count() >= 1
-    page.get_by_role("button", name="Next", exact=True).click()
-    page.wait_for_function("() => location.search.includes('msg=12')")
-    page.get_by_role("button", name="Next", exact=True).click()
-    page.wait_for_function("() => location.search.includes('msg=120')")
-    page.wait_for_selector("#msg-120")  # page 3 now shows
+    # Keyboard: N is the next match (page 3 now), J / K the next / previous message.
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press("n")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('msg') === '121'")
+    page.wait_for_selector("#msg-121")
+    page.wait_for_timeout(800)
+    # The find bar stays on screen while the match is far down the page.
+    assert in_view(page, ".st-key-tv_controls input") and in_view(page, "#msg-121")
+    page.screenshot(path=str(shots_dir / "timeline-find-jump-1400x1000.png"))
+    page.keyboard.press("j")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('msg') === '122'")
+    page.keyboard.press("k")
+    page.keyboard.press("k")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('msg') === '120'")
+    # The search is in the URL: a reload keeps it, and the place.
+    assert url_params(page)["find"] == "number 12"
+    page.reload()
+    page.wait_for_selector("text=find: 11 entries, 11 hits")
+    assert page.get_by_label("Find in trace", exact=True).input_value() == "number 12"
+    assert page.locator("#msg-120").count() == 1
 
 
 def test_pages_and_permalink_round_trip(page, app):
     open_timeline(page, app, "long.jsonl")
-    assert page.locator("#msg-0").count() == 1 and page.locator("#msg-50").count() == 0
+    assert page.locator("#msg-1").count() == 1 and page.locator("#msg-51").count() == 0
     page.get_by_test_id("stPaginationNext").click()
-    page.wait_for_selector("#msg-50")
-    assert url_params(page)["msg"] == "50" and page.locator("#msg-0").count() == 0
+    page.wait_for_selector("#msg-51")
+    assert url_params(page)["msg"] == "51" and page.locator("#msg-1").count() == 0
     link = page.url
     page.goto("about:blank")
     page.goto(link)  # a new session from the link alone
-    page.wait_for_selector("#msg-50")
-    assert page.locator("#msg-49").count() == 0
-    # A link to one message scrolls to it.
+    page.wait_for_selector("#msg-51")
+    assert page.locator("#msg-50").count() == 0
+    # A link to one message scrolls to it, below the find bar.
     open_timeline(page, app, "long.jsonl", msg=88)
     page.wait_for_function("() => { const r = document.getElementById('msg-88').getBoundingClientRect();"
-                           " return r.top > -5 && r.top < window.innerHeight / 2; }")
+                           " const bar = document.querySelector('.st-key-tv_controls').getBoundingClientRect();"
+                           " return r.top >= bar.bottom - 2 && r.top < window.innerHeight / 2; }")
 
 
 def test_hostile_trace_renders_inert(page, app, shots_dir):

@@ -45,3 +45,22 @@ def test_start_up_cooks_the_given_paths(monkeypatch):
     asgi._read_given_files()
     found = state.store().find_trace(tid)
     assert found is not None and found[1]["id"] == tid
+
+
+def test_every_page_is_served_with_the_script_that_keeps_one_theme():
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from viewer.pages import nav
+
+    client = TestClient(Starlette(routes=asgi.PAGE_ROUTES))
+    for path in ["/", *(f"/{spec.url_path}" for spec in nav.PAGES)]:
+        r = client.get(path)
+        assert r.status_code == 200 and r.headers["cache-control"] == "no-cache"
+        body = r.text
+        # Streamlit's page, with our script in its head before Streamlit's own scripts run.
+        assert body.count(asgi.THEME_SCRIPT) == 1
+        assert body.index(asgi.THEME_SCRIPT) < body.index("</head>")
+        assert '<script type="module"' in body and '<div id="root">' in body
+        assert f'"{asgi.THEME_KEY}"' in asgi.THEME_SCRIPT
+    assert client.get("/static/js/nothing.js").status_code == 404  # everything else is Streamlit's

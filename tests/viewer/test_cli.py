@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 RECORD = {"id": "r1", "timestamp": "2026-02-20T10:00:00Z", "duration_ms": 900,
@@ -35,7 +36,7 @@ def test_cook_exit_1_when_nothing_cooked(tmp_path):
     p = run("cook", str(tmp_path / "notes.txt"), "-o", str(tmp_path / "out.json"))
     assert p.returncode == 1
     assert "nothing cooked" in p.stderr and "Traceback" not in p.stderr
-    assert "request-log:" in p.stderr  # says which formats were tried and why they declined
+    assert "a Markdown or plain text file" in p.stderr  # says what the file looks like
     assert not (tmp_path / "out.json").exists()
 
 
@@ -98,3 +99,44 @@ def test_terminal_escapes_and_newlines_from_traces_are_shown_not_acted(shared, t
     lines = err.splitlines()
     assert sum(line.startswith(("a", "/")) and "fake.jsonl" in line for line in lines) == 1
     assert not any(line.startswith("fake.jsonl") for line in lines)
+
+
+# -- prices -----------------------------------------------------------------------------------
+PRICES = '[models."ark-code-latest"]\ninput = 0.8\noutput = 2.0\ncache_read = 0.16\n'
+
+
+def test_cook_with_a_prices_file_prices_unknown_models(realdata, tmp_path):
+    """nanobot's model is unknown to the price list; `--prices` gives it a price, and every
+    request names the file as its price source. Costs from the raw usage at the file's prices."""
+    prices = tmp_path / "prices.toml"
+    prices.write_text(PRICES)
+    src = realdata / "llm_trace_raw" / "nanobot.jsonl"
+    p = run("cook", str(src), "-o", str(tmp_path / "out.json"), "--prices", str(prices))
+    assert p.returncode == 0, p.stderr
+    doc = orjson.loads((tmp_path / "out.json").read_bytes())
+    raw = [json.loads(line)["response"]["usage"] for line in src.read_text("utf-8").splitlines()]
+    expected = sum(u["prompt_tokens"] * 0.8 + u["completion_tokens"] * 2.0 for u in raw) / 1e6
+    (t,) = doc["traces"]
+    assert t["totals"]["cost"] == pytest.approx(expected) and t["totals"]["unpriced_requests"] == 0
+    assert {r["cost_source"] for r in doc["requests"]} == {f"prices file {prices.resolve()}"}
+    # without the file: unpriced, as before
+    p = run("cook", str(src), "-o", str(tmp_path / "plain.json"))
+    plain = orjson.loads((tmp_path / "plain.json").read_bytes())
+    assert plain["traces"][0]["totals"]["cost"] is None and plain["traces"][0]["totals"]["unpriced_requests"] == 25
+
+
+@pytest.mark.parametrize("text,says", [
+    ('[models."ark"]\ninput = "cheap"\noutput = 1\n', 'models."ark".input: expected a number'),
+    ('[models."ark"]\ninput = 1\n', 'models."ark": output is missing'),
+    ("[models\n", "not valid TOML"),
+])
+def test_a_bad_prices_file_is_named_with_its_entry(tmp_path, text, says):
+    (tmp_path / "in.jsonl").write_text(json.dumps(RECORD) + "\n")
+    bad = tmp_path / "prices.toml"
+    bad.write_text(text)
+    for cmd in (["cook", str(tmp_path / "in.jsonl")], ["serve", str(tmp_path / "in.jsonl"), "--headless"]):
+        p = run(*cmd, "--prices", str(bad))
+        assert p.returncode == 2 and "Traceback" not in p.stderr
+        assert str(bad) in p.stderr and says in p.stderr, p.stderr
+    p = run("cook", str(tmp_path / "in.jsonl"), "--prices", str(tmp_path / "missing.toml"))
+    assert p.returncode == 2 and "missing.toml: cannot be read" in p.stderr

@@ -105,3 +105,37 @@ def test_private_uploads_option_reaches_the_app(monkeypatch):
     assert state.private_uploads()
     monkeypatch.delenv(state.PRIVATE_ENV)
     assert not state.private_uploads()
+
+
+def test_a_busy_port_is_said_plainly_before_starting(capsys):
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        assert "in use" in serve.port_problem("127.0.0.1", port)
+        assert serve.serve([], port=port, headless=True) == 2
+    err = capsys.readouterr().err
+    assert f"port {port} is already in use" in err and "--port" in err
+    assert "serving" not in err and "http://" not in err  # nothing claims to serve
+    assert serve.port_problem("127.0.0.1", serve.free_port()) is None
+
+
+def test_one_address_is_printed():
+    """Streamlit's own welcome (its Local / Network / External URLs) is hidden: `serve`
+    prints the app's address itself, once it answers."""
+    cmd = serve.command([], port=9999)
+    opts = dict(zip(cmd[5:cmd.index("--"):2], cmd[6:cmd.index("--"):2]))
+    assert opts["--logger.hideWelcomeMessage"] == "true"
+
+
+def test_the_prices_file_reaches_the_app(tmp_path, monkeypatch):
+    from viewer import cli
+
+    prices = tmp_path / "p.toml"
+    prices.write_text('[models."m"]\ninput = 1\noutput = 2\n')
+    monkeypatch.delenv("TRACEVIEW_PRICES", raising=False)
+    monkeypatch.setattr(serve, "serve", lambda paths, **kw: 0)
+    assert cli.main(["serve", "--headless", "--prices", str(prices)]) == 0
+    assert serve.child_env()["TRACEVIEW_PRICES"] == str(prices.resolve())

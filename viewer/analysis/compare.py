@@ -1,8 +1,8 @@
 """Two traces read in step: steps, their alignment, per-side numbers, patches, battles.
 
 Pure functions over the cooked document (no Streamlit). A trace is cut into *steps*, one per
-view item of `viewer.analysis.conversation.build_items` (so a tool call travels with its result), plus
-one per sandbox run, placed after the model's answer of its round. The two step lists are
+view item of `viewer.analysis.conversation.build_items` (so a tool call travels with its result;
+an arena sandbox run is such a call, as the cooked trace holds it). The two step lists are
 aligned so that a step one side took and the other did not becomes a row with a gap on the
 other side instead of shifting everything after it:
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import difflib
 import html
-import re
 from dataclasses import dataclass, field
 
 import orjson
@@ -38,12 +37,11 @@ SIMILAR_AT = 0.75
 
 @dataclass
 class Step:
-    kind: str  # system | user | assistant | thinking | tool | result | sandbox
+    kind: str  # system | user | assistant | thinking | tool | result
     name: str  # tool name (tool), "" otherwise
-    text: str  # arguments (tool), content, or sandbox code: what similarity compares
+    text: str  # arguments (tool) or content: what similarity compares
     items: list  # view items to render
     round: int  # user turns seen up to and including this step
-    sandbox: dict | None = None
     short: str = field(init=False, repr=False)  # the part of `text` similarity looks at
 
     def __post_init__(self):
@@ -105,70 +103,24 @@ def _step_of(item: dict, rnd: int) -> Step:
     return Step(kind, "", _canon(m.get("content")), [item], rnd)
 
 
-def sandbox_runs(trace: dict) -> list[dict]:
-    """The trace's sandbox runs, in order of (chat round, run round)."""
-    runs = [a for a in trace.get("artifacts") or () if isinstance(a, dict) and a.get("kind") == "sandbox_run"]
-    return sorted(runs, key=lambda r: (_int(r.get("chat_round")), _int(r.get("run_round"))))
+def sandbox_runs(trace: dict) -> int:
+    """How many sandbox runs the trace recorded (its `sandbox_run` artifacts)."""
+    return sum(1 for a in trace.get("artifacts") or () if isinstance(a, dict) and a.get("kind") == "sandbox_run")
 
 
-def _int(v) -> int:
-    return v if isinstance(v, int) and not isinstance(v, bool) else 0
-
-
-def _fence(code: str, lang: str) -> str:
-    longest = max(map(len, re.findall("`+", code)), default=0)
-    ticks = "`" * max(3, longest + 1)  # a fence the code cannot close
-    lang = "".join(ch for ch in lang if ch.isalnum() or ch in "+-#")[:30]
-    return f"{ticks}{lang}\n{code}\n{ticks}"
-
-
-def sandbox_items(run: dict, position: int = 0) -> list[dict]:
-    """View items showing one sandbox run: the code executed with its output, then its error."""
-    rid = str(run.get("sandbox_id") or run.get("source") or "sandbox")
-    code = run.get("code") if isinstance(run.get("code"), str) else ""
-    title = f"sandbox run · round {run.get('chat_round', '?')}, run {run.get('run_round', '?')}"
-    env = run.get("environment")
-    if isinstance(env, str) and env:
-        title += f" · {env}"
-    msg = {"id": f"{rid}:code", "role": "tool_use", "name": title, "tool_calls": None,
-           "content": _fence(code, str(run.get("language") or "")) if code else "(no code recorded)",
-           "timestamp": run.get("tstamp")}
-    output = run.get("output") if isinstance(run.get("output"), str) else ""
-    result = {"id": f"{rid}:output", "role": "tool_result", "content": output, "tool_calls": None,
-              "is_error": False}
-    items = [{"message": msg, "position": position, "result": result, "unmatched": False, "error": None}]
-    error = run.get("error")
-    if isinstance(error, str) and error.strip():
-        items.append({"message": {"id": f"{rid}:error", "role": "tool_result", "name": "sandbox error",
-                                  "content": error, "tool_calls": None, "is_error": True},
-                      "position": position, "result": None, "unmatched": False, "error": None})
-    return items
-
-
-def steps_of(items: list[dict], runs: list[dict] = ()) -> list[Step]:
-    """One step per view item; each sandbox run right after the last step of its chat round."""
+def steps_of(items: list[dict]) -> list[Step]:
+    """One step per view item, each knowing its round (user turns seen so far)."""
     steps: list[Step] = []
     rnd = 0
     for it in items:
         if it["message"].get("role") == "user":
             rnd += 1
         steps.append(_step_of(it, rnd))
-    for run in runs:
-        cr = _int(run.get("chat_round"))
-        at = len(steps)
-        if cr:
-            later = [i for i, s in enumerate(steps) if s.round > cr]
-            if later:
-                at = later[0]
-        # numbered like the answer it ran the code of
-        pos = steps[at - 1].items[-1].get("position", 0) if at else 0
-        steps.insert(at, Step("sandbox", f"{cr}.{_int(run.get('run_round'))}", _canon(run.get("code")),
-                              sandbox_items(run, pos), cr, sandbox=run))
     return steps
 
 
 def side_steps(side: Side) -> list[Step]:
-    return steps_of(side.items(), sandbox_runs(side.trace))
+    return steps_of(side.items())
 
 
 # -- alignment -------------------------------------------------------------------------------
@@ -181,8 +133,6 @@ def similarity(a: Step, b: Step) -> float | None:
     ratio = fuzz.ratio(a.short, b.short) / 100.0
     if a.kind == "tool":
         return 0.5 + 0.5 * ratio if a.name == b.name else 0.0
-    if a.kind == "sandbox":
-        return 0.5 + 0.5 * ratio if a.name == b.name else 0.25 * ratio
     return 0.5 + 0.5 * ratio
 
 
@@ -366,7 +316,7 @@ def side_stats(side: Side) -> dict:
         "cost": cost,
         "duration_ms": t.get("duration_ms"),
         "errors": tot.get("errors"),
-        "sandbox_runs": len(sandbox_runs(t)),
+        "sandbox_runs": sandbox_runs(t),
     }
 
 

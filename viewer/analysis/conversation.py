@@ -2,13 +2,15 @@
 
 Pure functions over the cooked document (no Streamlit). A view item is what
 `viewer.render.render_messages` draws: {"message", "position", "result", "unmatched",
-"error"}, where `position` is the message's index in the branch being read (for the main
-branch, the trace's `timeline`), `result` the tool_result answering the item's tool call.
+"error", "n", "mark"}, where `position` is the message's index in the branch being read,
+`n` the item's number (from 1) in the branch's items, `result` the tool_result answering
+the item's tool call and `mark` what starts at the item (a request that forks).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from datetime import datetime, timezone
+from dataclasses import dataclass, field
 
 import orjson
 
@@ -16,40 +18,192 @@ MAIN = "main"
 
 
 # -- branches -----------------------------------------------------------------------
+ALL = "all"
+MAIN = "main"  # the trace's timeline: root to the latest leaf
+
+
 @dataclass(frozen=True)
 class Branch:
-    key: str  # MAIN, or the id of the leaf request
+    key: str  # ALL, MAIN, or the id of the leaf request
     label: str
     message_ids: tuple
+    # position -> what starts there (a request that forks, rewinds or starts anew)
+    marks: dict = field(default_factory=dict, compare=False)
+    # Failed requests, placed by position: ({position: [request]}, {position: error}); None
+    # for a conversation, whose failed requests are found by what they sent.
+    errors: tuple | None = field(default=None, compare=False)
 
 
-def branches(trace: dict, requests: dict) -> list[Branch]:
-    """The main branch (the trace's timeline) and every other leaf of its request forest.
-
-    A branch is the conversation a leaf request saw and got back: its request_messages then
-    its response_messages. Leaves whose conversation is the timeline (or a start of it, as the
-    last model turn of a trajectory is) belong to the main branch."""
+def branches(trace: dict, requests: dict, messages: dict | None = None) -> list[Branch]:
+    """What the trace holds, in time order (ALL), then each conversation of its request
+    forest that ALL does not already read as one: the trace's timeline (MAIN, root to the
+    latest leaf) and every other leaf request's conversation (its request_messages then its
+    response_messages). A trace whose requests make one conversation has ALL only."""
+    messages = messages or {}
+    everything = in_time_order(trace, requests, messages)
     main = tuple(trace.get("timeline") or ())
-    out = [Branch(MAIN, f"main · {len(main)} messages", main)]
-    reqs = [requests[r] for r in trace.get("requests") or () if r in requests]
+    reqs = ordered_requests(trace, requests)
     parents = {r.get("parent_id") for r in reqs}
-    seen = {main}
-    for n, r in enumerate(reqs, 1):
-        if r["id"] in parents:
-            continue
-        ids = tuple(r.get("request_messages") or ()) + tuple(r.get("response_messages") or ())
-        if ids in seen or ids == main[:len(ids)]:  # nothing the main branch does not show
-            continue
+    number = {r["id"]: n for n, r in enumerate(reqs, 1)}
+    leaves = [(MAIN, main, None)] if main else []
+    for r in reqs:
+        if r["id"] not in parents:
+            leaves.append((r["id"], tuple(r.get("request_messages") or ()) + tuple(r.get("response_messages") or ()), r))
+    if main:  # the timeline's leaf request names its time
+        leaf = next((r for _, ids, r in leaves[1:] if ids == main), None)
+        leaves[0] = (MAIN, main, leaf)
+        leaves = [x for x in leaves if x[0] == MAIN or x[1] != main]
+    out = [everything]
+    seen = {everything.message_ids}
+    for key, ids, r in leaves:
+        if not ids or ids in seen or ids == everything.message_ids[:len(ids)]:
+            continue  # nothing ALL does not read the same way
         seen.add(ids)
-        bits = [f"request {n}", r.get("model") or "unknown model", f"{len(ids)} messages"]
-        if r.get("error"):
-            bits.append("failed")
-        out.append(Branch(r["id"], " · ".join(bits), ids))
+        before = out[-1].message_ids
+        shared = next((i for i, (a, b) in enumerate(zip(ids, before)) if a != b), min(len(ids), len(before)))
+        out.append(Branch(key, _leaf_label(key, ids, r, number, messages, shared), ids))
+    if len(out) == 2 and out[1].key == MAIN and not everything.marks:
+        return out[:1]
     return out
 
 
+def ordered_requests(trace: dict, requests: dict) -> list[dict]:
+    """The trace's requests by time (stable: requests without a time keep their place)."""
+    reqs = [requests[r] for r in trace.get("requests") or () if r in requests]
+    if reqs and all(isinstance(r.get("timestamp"), (int, float)) for r in reqs):
+        reqs = sorted(reqs, key=lambda r: r["timestamp"])
+    return reqs
+
+
+def in_time_order(trace: dict, requests: dict, messages: dict) -> Branch:
+    """Everything the trace holds, once, in time order: each request's new messages (what it
+    sent beyond the conversation it continues) and what came back, then whatever of the
+    timeline no request covers (a trajectory's last tool results). Where a request does not
+    simply go on from the one before (it forks, rewinds, drops messages from its history or
+    starts a new conversation) a mark says so at its first new message.
+
+    The conversation a request continues is the one (of its tree parent and the request that
+    returned the last model message it sends) of which the longest start of what it sent is
+    a subsequence: an agent that leaves tool messages out of its next request still
+    continues the request it answered."""
+    reqs = ordered_requests(trace, requests)
+    number = {r["id"]: n for n, r in enumerate(reqs, 1)}
+
+    def role(mid):
+        m = messages.get(mid)
+        return m.get("role") if isinstance(m, dict) else None
+
+    out: list = []
+    marks: dict[int, str] = {}
+    after: dict[int, list] = {}
+    on: dict[int, str] = {}
+    producer: dict = {}  # message id -> request that returned it (latest)
+    done: dict = {}
+    prev = None
+    for r in reqs:
+        sent = list(r.get("request_messages") or ())
+        got = list(r.get("response_messages") or ())
+        cands = [c for c in (done.get(r.get("parent_id")),
+                             producer.get(next((m for m in reversed(sent) if m in producer), None)))
+                 if c is not None]
+        best, k, used, edited = None, 0, 0, 0
+        for c in cands:
+            ck, cused, cedited = _continued(sent, _conv(c), role)
+            if ck > k or (ck == k and best is not None and c is prev):
+                best, k, used, edited = c, ck, cused, cedited
+        new = sent[k:] + got
+        start = len(out)
+        mark = _mark(r, best, k, used, edited, prev, number) if (prev is not None or best is not None) else None
+        if mark and new:
+            marks[start] = mark
+        out.extend(new)
+        if r.get("error"):
+            if got:
+                on.setdefault(start + len(new) - len(got), str(r["error"]))
+            else:
+                after.setdefault(len(out) - 1, []).append(r)
+        for m in got:
+            producer[m] = r
+        done[r["id"]] = r
+        prev = r
+    timeline = list(trace.get("timeline") or ())
+    covered = max((len(_conv(r)) for r in reqs if _conv(r) == timeline[:len(_conv(r))]), default=0)
+    out.extend(timeline[covered:] if reqs else timeline)
+    n = len(reqs)
+    label = (f"everything, in time order · {n:,} request{'s' * (n != 1)} · {len(out):,} messages"
+             if n else f"the conversation · {len(out):,} messages")
+    return Branch(ALL, label, tuple(out), marks, (after, on))
+
+
+def _conv(r: dict) -> list:
+    return list(r.get("request_messages") or ()) + list(r.get("response_messages") or ())
+
+
+def _continued(sent: list, conv: list, role) -> tuple[int, int, int]:
+    """(k, j, edited): the first k messages of `sent` appear in order in `conv`, within its
+    first j; while the two still run side by side, a message in the same place with the
+    same role counts as the same one edited (a system prompt with today's date)."""
+    k = j = edited = 0
+    while k < len(sent) and j < len(conv):
+        if sent[k] == conv[j]:
+            k += 1
+        elif k == j and role(sent[k]) is not None and role(sent[k]) == role(conv[j]):
+            k += 1
+            edited += 1
+        j += 1
+    return k, (j if k else 0), edited
+
+
+def _mark(r: dict, best: dict | None, k: int, used: int, edited: int, prev: dict | None,
+          number: dict) -> str | None:
+    n = number[r["id"]]
+    if best is None or k == 0:
+        return f"request {n} · starts a new conversation"
+    parent = number[best["id"]]
+    conv = _conv(best)
+    skipped, later = used - k, len(conv) - used
+    bits = []
+    if later:
+        bits.append(f"branches from request {parent} (leaves out its last {later} message{'s' * (later != 1)})")
+    elif best is not prev:
+        bits.append(f"goes on from request {parent}")
+    if skipped:
+        bits.append(f"drops {skipped} message{'s' * (skipped != 1)} of request {parent}'s conversation")
+    if edited:
+        bits.append(f"edits {edited} earlier message{'s' * (edited != 1)} (the Requests page shows the change)")
+    return f"request {n} · " + ", ".join(bits) if bits else None
+
+
+def _leaf_label(key: str, ids: tuple, r: dict | None, number: dict, messages: dict, after: int = 0) -> str:
+    """What a leaf conversation holds: its first user words where it parts from the branch
+    listed before it (else its first), its time and size."""
+    def first_user(span):
+        return next((messages[m]["content"] for m in span
+                     if m in messages and messages[m].get("role") == "user"
+                     and isinstance(messages[m].get("content"), str) and messages[m]["content"].strip()), None)
+
+    first = first_user(ids[after:]) or first_user(ids)
+    bits = [f"“{_words(first)}”" if first else "no user message"]
+    if key == MAIN:
+        bits.insert(0, "latest conversation")
+    elif r is not None:
+        bits.insert(0, f"request {number.get(r['id'], '?')}")
+    if r is not None and isinstance(r.get("timestamp"), (int, float)):
+        bits.append(datetime.fromtimestamp(r["timestamp"] / 1000, timezone.utc).strftime("%H:%M:%S"))
+    bits.append(f"{len(ids)} messages")
+    if r is not None and r.get("error"):
+        bits.append("failed")
+    return " · ".join(bits)
+
+
+def _words(text: str, limit: int = 48) -> str:
+    s = " ".join(text.split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
 # -- view items ---------------------------------------------------------------------
-def build_items(message_ids, messages: dict, requests=()) -> list[dict]:
+def build_items(message_ids, messages: dict, requests=(), errors: tuple | None = None,
+                marks: dict | None = None) -> list[dict]:
     """View items for a branch, each tool call with the result that answers it.
 
     A result answers a call when its `tool_use_id` equals the call's id and it comes later
@@ -58,7 +212,10 @@ def build_items(message_ids, messages: dict, requests=()) -> list[dict]:
     result; the message text stays on the first. Answered results are not listed again.
     Calls and results that find no partner are marked `unmatched`.
     Failed requests whose messages lie on the branch mark their response with the error, or,
-    when nothing came back, add an item of their own after the last message they sent.
+    when nothing came back, add an item of their own after the last message they sent
+    (`errors`, when given, places them instead: see `Branch.errors`). `marks` (position ->
+    text) go on the first item at their position. Items are numbered from 1 (`n`) in order:
+    the number the page shows, links to and searches by.
     """
     ids = list(message_ids)
     msgs = [messages.get(mid) or {"id": mid, "role": "assistant", "content": "(message missing from the document)"}
@@ -83,8 +240,10 @@ def build_items(message_ids, messages: dict, requests=()) -> list[dict]:
             else:
                 pending_anon.append((pos, ci))
 
-    errors_after, errors_on = _request_errors(ids, requests)
+    errors_after, errors_on = errors if errors is not None else _request_errors(ids, requests)
     items: list[dict] = []
+    for req in errors_after.get(-1, ()):  # failed before anything was shown
+        items.append(_error_item(req, 0))
     for pos, m in enumerate(msgs):
         calls = _calls(m)
         err = errors_on.get(pos)
@@ -104,9 +263,19 @@ def build_items(message_ids, messages: dict, requests=()) -> list[dict]:
             unmatched = m.get("role") == "tool_result"  # a result nobody asked for (or before its call)
             items.append(_item(m, pos, None, unmatched, err))
         for req in errors_after.get(pos, ()):
-            items.append(_item({"id": f"request:{req['id']}", "role": "assistant", "content": "",
-                                "name": req.get("model")}, pos, None, False, req["error"]))
+            items.append(_error_item(req, pos))
+    marked = set()
+    for n, it in enumerate(items, 1):
+        it["n"] = n
+        if marks and it["position"] in marks and it["position"] not in marked:
+            marked.add(it["position"])
+            it["mark"] = marks[it["position"]]
     return items
+
+
+def _error_item(req: dict, pos: int) -> dict:
+    return _item({"id": f"request:{req['id']}", "role": "assistant", "content": "", "name": req.get("model")},
+                 pos, None, False, req["error"])
 
 
 def messages_at(msgs: list[dict], pos: int | None) -> dict | None:
@@ -173,16 +342,20 @@ def filter_items(items: list[dict], roles=None, hide_thinking: bool = False, onl
 
 
 def item_text(item: dict) -> str:
-    """Everything find looks at in an item: contents, call names and arguments, errors."""
+    """Everything find looks at in an item: contents, call names, ids and arguments, the ids
+    results answer, errors."""
     parts = []
     for m in (item["message"], item.get("result")):
         if not m:
             continue
         c = m.get("content")
         parts.append(c if isinstance(c, str) else orjson.dumps(c).decode() if c is not None else "")
+        if m.get("tool_use_id"):
+            parts.append(str(m["tool_use_id"]))
         for call in _calls(m):
             if isinstance(call, dict):
                 parts.append(str(call.get("name") or ""))
+                parts.append(str(call.get("id") or ""))
                 a = call.get("arguments")
                 parts.append(a if isinstance(a, str) else orjson.dumps(a, option=orjson.OPT_NON_STR_KEYS).decode())
     if item.get("error"):
@@ -219,12 +392,12 @@ def step_hit(hit_positions: list[int], current: int | None, forward: bool) -> in
 
 
 # -- pages ------------------------------------------------------------------------------
-def page_of(items: list[dict], position: int | None, page_size: int) -> int:
-    """0-based page showing `position` (or the first item after it) among `items`."""
-    if not items or position is None:
+def page_of(items: list[dict], n: int | None, page_size: int) -> int:
+    """0-based page showing entry `n` (or the first entry after it) among `items`."""
+    if not items or n is None:
         return 0
     for i, it in enumerate(items):
-        if it["position"] >= position:
+        if it["n"] >= n:
             return i // page_size
     return (len(items) - 1) // page_size
 

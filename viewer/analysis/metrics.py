@@ -15,8 +15,9 @@ from collections import Counter
 import pandas as pd
 
 from parsers.model import Scorecard
+from viewer.analysis.conversation import build_items
 from viewer.analysis.requests import USAGE_KINDS, trace_requests
-from viewer.render.fmt import chart_labels, chart_text
+from viewer.render.fmt import chart_labels, chart_text, duration, usage_known
 
 TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
 TOKEN_LABELS = {"input": "input", "output": "output", "cache_read": "cache read", "cache_write": "cache write",
@@ -39,9 +40,10 @@ def _num(v):
 def per_request(trace: dict, requests, messages=None) -> pd.DataFrame:
     """One row per request in time order.
 
-    `context` = input + cache_read + cache_write (what the model read); `cost` is NaN for an
-    unpriced request, `priced` says which; `cum_cost` sums the priced ones, `cum_unpriced`
-    counts the others so far; `since_prev_ms` is start to start, `idle_ms` the time from the
+    `context` = input + cache_read + cache_write (what the model read); `cost` is NaN for a
+    request without cost, `priced` says which; `cum_cost` sums the priced ones, `cum_unpriced`
+    counts so far the unpriced ones (usage recorded, no price: a request without usage is
+    not unpriced); `since_prev_ms` is start to start, `idle_ms` the time from the
     end of all earlier requests to this start (0 when it overlapped one); `tool_calls` counts
     the calls in its response (needs `messages`)."""
     reqs = trace_requests(trace, requests)
@@ -54,8 +56,7 @@ def per_request(trace: dict, requests, messages=None) -> pd.DataFrame:
         ctx = sum(toks[k] for k in ("input", "cache_read", "cache_write")) if u is not None else None
         cost = _num(r.get("cost"))
         if cost is None:
-            if u is not None or r.get("model"):
-                unpriced += 1
+            unpriced += u is not None
         else:
             cum += cost
         ts = _num(r.get("timestamp"))
@@ -105,36 +106,19 @@ def trace_message_ids(trace: dict, requests) -> list[str]:
 
 
 def tool_usage(trace: dict, requests, messages) -> pd.DataFrame:
-    """Tool calls by tool: calls, errors (a tool_result with is_error answering the call, by
-    call id), calls with no result in the trace. Over every message of the trace, each call
-    counted once (a call repeated in later requests' histories is the same message)."""
-    calls: dict[str, str] = {}  # call id -> tool name
-    anon: Counter = Counter()  # calls without an id, by tool
-    errors: set[str] = set()
-    answered: set[str] = set()
-    for mid in trace_message_ids(trace, requests):
-        m = messages.get(mid) or {}
-        for c in _calls(m):
-            name = str(c.get("name") or "(unnamed)")
-            cid = c.get("id")
-            if cid:
-                calls.setdefault(str(cid), name)
-            else:
-                anon[name] += 1
-        if m.get("role") == "tool_result" and m.get("tool_use_id"):
-            answered.add(str(m["tool_use_id"]))
-            if m.get("is_error"):
-                errors.add(str(m["tool_use_id"]))
+    """Tool calls by tool: calls, errors (the result answering the call is an error), calls
+    with no result in the trace. Over every message of the trace, each call counted once (a
+    call repeated in later requests' histories is the same message), each paired with its
+    result as the timeline pairs them (`conversation.build_items`: by id, else in order)."""
+    ids = trace_message_ids(trace, requests)
     table: dict[str, list[int]] = {}
-    for cid, name in calls.items():
-        row = table.setdefault(name, [0, 0, 0])
-        row[0] += 1
-        row[1] += cid in errors
-        row[2] += cid not in answered
-    for name, k in anon.items():
-        row = table.setdefault(name, [0, 0, 0])
-        row[0] += k
-        row[2] += k
+    for it in build_items(ids, messages, errors=({}, {})):
+        for c in _calls(it["message"]):
+            row = table.setdefault(str(c.get("name") or "(unnamed)"), [0, 0, 0])
+            result = it["result"]
+            row[0] += 1
+            row[1] += bool(result and result.get("is_error"))
+            row[2] += result is None
     df = pd.DataFrame([(name, *v) for name, v in table.items()], columns=["tool", "calls", "errors", "no_result"])
     return df.sort_values(["calls", "tool"], ascending=[False, True], ignore_index=True)
 
@@ -142,26 +126,30 @@ def tool_usage(trace: dict, requests, messages) -> pd.DataFrame:
 def totals(trace: dict, requests, messages) -> dict:
     """The trace's totals for the metrics page.
 
-    Token and cost sums are over every request (they equal the cook's `totals`); `unpriced`
-    counts requests with usage or a model but no cost. Messages by role are the timeline's.
-    `tool_calls` / `tool_errors` come from `tool_usage` (all branches); `error_rate` is
-    failed requests plus failed tool calls over requests plus tool calls."""
+    Requests, tokens, cost and unpriced requests are the cook's `totals` (the numbers every
+    page shows); `tokens` is None when no request recorded usage (unknown, not zero), and
+    `usage_requests` says how many did. Messages by role are the timeline's. `tool_calls` /
+    `tool_errors` come from `tool_usage` (all branches); `error_rate` is failed requests plus
+    failed tool calls over requests plus tool calls."""
     df = per_request(trace, requests, messages)
     tools = tool_usage(trace, requests, messages)
+    cooked = trace.get("totals") or {}
     roles = Counter((messages.get(mid) or {}).get("role") for mid in trace.get("timeline") or ())
-    tok = {k: int(df[k].fillna(0).sum()) for k in USAGE_KINDS}
-    priced = int(df["priced"].sum())
+    known = usage_known(cooked)
     failed = sum(1 for e in df["error"] if e)
     ncalls, nerr = int(tools["calls"].sum()), int(tools["errors"].sum())
-    denom = len(df) + ncalls
+    nreq = int(cooked.get("requests", len(df)) or 0)
+    denom = nreq + ncalls
     first_call = _first_tool_call_ms(trace, df)
     return {
-        "requests": len(df), "failed_requests": failed,
+        "requests": nreq, "failed_requests": failed,
         "messages": len(trace.get("timeline") or ()),
         "messages_by_role": {r: roles[r] for r in ROLES if roles[r]},
-        "tokens": tok, "context_max": int(df["context"].max()) if df["context"].notna().any() else None,
-        "cost": round(float(df["cost"].sum()), 10) if priced else None,
-        "priced_requests": priced, "unpriced_requests": int(df["cum_unpriced"].iloc[-1]) if len(df) else 0,
+        "tokens": {k: int(cooked.get(k) or 0) for k in USAGE_KINDS} if known else None,
+        "usage_requests": cooked.get("usage_requests", int(df["input"].notna().sum())),
+        "context_max": int(df["context"].max()) if df["context"].notna().any() else None,
+        "cost": cooked.get("cost"),
+        "priced_requests": int(df["priced"].sum()), "unpriced_requests": int(cooked.get("unpriced_requests") or 0),
         "duration_ms": trace.get("duration_ms"),
         "tool_calls": ncalls, "tool_errors": nerr,
         "error_rate": (failed + nerr) / denom if denom else None,
@@ -186,21 +174,23 @@ def pricing_rows(trace: dict, requests) -> pd.DataFrame:
     prices = pricing.get("prices") or {}
     per = Counter()
     cost: Counter = Counter()
-    unpriced = Counter()
+    priced, unpriced = Counter(), Counter()
     for r in trace_requests(trace, requests):
         m = r.get("model") or "(no model)"
         per[m] += 1
         if _num(r.get("cost")) is not None:
             cost[m] += r["cost"]
-        else:
+            priced[m] += 1
+        elif r.get("usage") is not None:
             unpriced[m] += 1
     rows = []
     for m in sorted(per, key=lambda k: (-per[k], k)):
         p = prices.get(m) or {}
+        source = p.get("source") or ("stated by the trace" if priced[m] else "no price" if unpriced[m]
+                                     else "no usage recorded")
         rows.append({"model": m, "requests": per[m], "unpriced": unpriced[m],
-                     "cost": round(cost[m], 10) if per[m] > unpriced[m] else None,
-                     "source": p.get("source") or ("stated by the trace" if per[m] > unpriced[m] else "no price"),
-                     "priced as": f"{p.get('provider')}/{p.get('model')}" if p else None,
+                     "cost": round(cost[m], 10) if priced[m] else None, "source": source,
+                     "priced as": "/".join(str(v) for v in (p.get("provider"), p.get("model")) if v) or None,
                      "input $/Mtok": p.get("input_mtok"), "output $/Mtok": p.get("output_mtok"),
                      "cache read $/Mtok": p.get("cache_read_mtok"), "cache write $/Mtok": p.get("cache_write_mtok")})
     return pd.DataFrame(rows, columns=["model", "requests", "unpriced", "cost", "source", "priced as", "input $/Mtok",
@@ -209,44 +199,56 @@ def pricing_rows(trace: dict, requests) -> pd.DataFrame:
 
 # -- across traces --------------------------------------------------------------------------
 def per_trace(traces: list[dict]) -> pd.DataFrame:
-    """Tokens and cost per trace (from the cook's totals)."""
+    """Tokens and cost per trace (from the cook's totals); tokens are missing (None) for a
+    trace that recorded no usage."""
     rows = []
     for t in traces:
         tot = t.get("totals") or {}
+        known = usage_known(tot)
         rows.append({"id": t["id"], "title": t.get("title") or t["id"], "format": t.get("format"),
                      "model": (t.get("models") or [None])[0], "outcome": t.get("outcome") or "unknown",
                      "requests": tot.get("requests") or 0,
-                     **{k: tot.get(k) or 0 for k in TOKEN_KINDS},
+                     **{k: (tot.get(k) or 0) if known else None for k in TOKEN_KINDS},
                      "cost": tot.get("cost"), "unpriced": tot.get("unpriced_requests") or 0,
                      "errors": tot.get("errors") or 0, "duration_ms": t.get("duration_ms")})
-    return pd.DataFrame(rows, columns=["id", "title", "format", "model", "outcome", "requests", *TOKEN_KINDS,
-                                       "cost", "unpriced", "errors", "duration_ms"])
+    df = pd.DataFrame(rows, columns=["id", "title", "format", "model", "outcome", "requests", *TOKEN_KINDS,
+                                     "cost", "unpriced", "errors", "duration_ms"])
+    for k in TOKEN_KINDS:
+        df[k] = df[k].astype("Int64")
+    return df
 
 
 def per_model(traces: list[dict], requests) -> pd.DataFrame:
-    """Requests, tokens and cost per model over every request of the given traces."""
+    """Requests, tokens and cost per model over every request of the given traces; `unpriced`
+    counts requests with usage and no cost; tokens are missing when no request recorded usage."""
     agg: dict[str, dict] = {}
     for t in traces:
         for r in trace_requests(t, requests):
             m = r.get("model") or "(no model)"
             a = agg.setdefault(m, {"model": m, "traces": set(), "requests": 0, **dict.fromkeys(TOKEN_KINDS, 0),
-                                   "cost": 0.0, "priced": 0, "unpriced": 0})
+                                   "cost": 0.0, "priced": 0, "unpriced": 0, "with_usage": 0})
             a["traces"].add(t["id"])
             a["requests"] += 1
-            u = r.get("usage") or {}
-            for k in TOKEN_KINDS:
-                a[k] += u.get(k) or 0
+            u = r.get("usage")
+            if u is not None:
+                a["with_usage"] += 1
+                for k in TOKEN_KINDS:
+                    a[k] += u.get(k) or 0
             if _num(r.get("cost")) is not None:
                 a["cost"] += r["cost"]
                 a["priced"] += 1
-            else:
+            elif u is not None:
                 a["unpriced"] += 1
     rows = []
     for a in agg.values():
         a["traces"] = len(a["traces"])
         a["cost"] = round(a["cost"], 10) if a.pop("priced") else None
+        if not a.pop("with_usage"):
+            a.update(dict.fromkeys(TOKEN_KINDS))
         rows.append(a)
     df = pd.DataFrame(rows, columns=["model", "traces", "requests", *TOKEN_KINDS, "cost", "unpriced"])
+    for k in TOKEN_KINDS:
+        df[k] = df[k].astype("Int64")
     return df.sort_values(["requests", "model"], ascending=[False, True], ignore_index=True)
 
 
@@ -274,6 +276,8 @@ def resolved_by_model(traces: list[dict]) -> pd.DataFrame:
 
 # -- figures --------------------------------------------------------------------------------
 def _layout(fig, title: str, ytitle: str, height: int = 320, n: int | None = None):
+    """Title, legend and axes of a chart. With `n`, the x axis holds requests 1..n exactly
+    (no empty tick before the first or after the last), a tick each when they fit."""
     # The title on top, the legend in one row under it: side by side they overlap in a column.
     fig.update_layout(title={"text": title, "x": 0, "y": 0.98, "yref": "container", "yanchor": "top",
                              "font": {"size": 14}},
@@ -281,7 +285,8 @@ def _layout(fig, title: str, ytitle: str, height: int = 320, n: int | None = Non
                       legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0, "xanchor": "left",
                               "traceorder": "normal"},
                       clickmode="event+select", dragmode="pan",
-                      xaxis={"title": "request", **({"dtick": 1} if n is not None and n <= 30 else {})},
+                      xaxis={"title": "request", **({"dtick": 1} if n is not None and n <= 30 else {}),
+                             **({"range": [0.5, n + 0.5]} if n else {})},
                       yaxis={"title": ytitle})
     return fig
 
@@ -316,9 +321,12 @@ def context_figure(df: pd.DataFrame):
 
 
 def cost_figure(df: pd.DataFrame):
-    """Cumulative cost; unpriced requests are marked on the line instead of being left out."""
+    """Cumulative cost; unpriced requests are marked on the line instead of being left out.
+    None when no request is priced: there is no cost to draw (the page says so instead)."""
     import plotly.graph_objects as go
 
+    if not df["priced"].any():
+        return None
     fig = go.Figure(go.Scatter(x=df["n"], y=df["cum_cost"], mode="lines+markers", name="cumulative cost",
                                customdata=df["id"], hovertext=_hover(df), marker={"size": 5},
                                line={"color": "#2ca02c", "shape": "hv"},
@@ -329,7 +337,9 @@ def cost_figure(df: pd.DataFrame):
                         customdata=un["id"], hovertext=_hover(un),
                         marker={"symbol": "x", "size": 8, "color": "#d62728"},
                         hovertemplate="%{hovertext}<br>no price for this model<extra></extra>")
-    return _layout(fig, "Cumulative cost (USD)", "USD", n=len(df))
+    _layout(fig, "Cumulative cost (USD)", "USD", n=len(df))
+    fig.update_yaxes(rangemode="tozero")
+    return fig
 
 
 def latency_figure(df: pd.DataFrame):
@@ -346,15 +356,19 @@ def latency_figure(df: pd.DataFrame):
 
 
 def gaps_figure(df: pd.DataFrame):
-    """Time between steps: from the end of the earlier requests to this one's start."""
+    """Time between steps: from the end of the earlier requests to this one's start, on a log
+    scale, so that one long pause (overnight) does not flatten every other step."""
     import plotly.graph_objects as go
 
-    fig = go.Figure(go.Bar(x=df["n"], y=df["idle_ms"] / 1000, name="between requests", customdata=df["id"],
-                           hovertext=_hover(df), marker_color="#8c564b",
-                           hovertemplate="%{hovertext}<br>%{y:.2f} s since the previous request ended"
-                                         "<extra></extra>"))
+    idle = df["idle_ms"]
+    fig = go.Figure(go.Bar(x=df["n"], y=idle / 1000, name="between requests", customdata=df["id"],
+                           hovertext=[f"{h}<br>{duration(v)} since the previous request ended" if v == v else h
+                                      for h, v in zip(_hover(df), idle)],
+                           marker_color="#8c564b", hovertemplate="%{hovertext}<extra></extra>"))
     fig.update_layout(bargap=0.1)
-    return _layout(fig, "Time between steps (tools, the user, the agent's own work)", "seconds", n=len(df))
+    _layout(fig, "Time between steps (tools, the user, the agent's own work)", "seconds (log scale)", n=len(df))
+    fig.update_yaxes(type="log")
+    return fig
 
 
 def tools_figure(tu: pd.DataFrame):
@@ -369,8 +383,12 @@ def tools_figure(tu: pd.DataFrame):
     fig.add_bar(y=names, x=tu["errors"], orientation="h", name="errors", marker_color="#d62728",
                 hovertemplate="%{y}: %{x} failed<extra></extra>")
     fig.update_layout(barmode="stack")
-    _layout(fig, "Tool calls by tool", "", height=max(220, 60 + 22 * len(tu)))
-    fig.update_layout(xaxis={"title": "calls"}, yaxis={"title": None}, dragmode=False)
+    _layout(fig, "Tool calls by tool", "", height=max(220, 110 + 24 * len(tu)))
+    # Every tool named: a category axis skips labels when it thinks they are crowded.
+    most = int(tu["calls"].max()) if len(tu) else 1
+    fig.update_layout(xaxis={"title": "calls", "rangemode": "tozero", "tick0": 0, "dtick": max(1, -(-most // 8))},
+                      yaxis={"title": None, "tickmode": "array", "tickvals": names, "ticktext": names,
+                             "automargin": True}, dragmode=False)
     return fig
 
 
@@ -442,8 +460,9 @@ def has_scorecard(trace: dict) -> bool:
 
 
 def is_scorecard(trace: dict) -> bool:
-    """A trace that is only a scorecard (a benchmark data point): no conversation, no requests."""
-    return has_scorecard(trace) and not trace.get("timeline") and not trace.get("requests")
+    """A trace that is only a scorecard (a benchmark data point): no conversation (at most the
+    request that carries its accounting, with no messages)."""
+    return has_scorecard(trace) and not trace.get("timeline")
 
 
 def _frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:

@@ -22,11 +22,16 @@ Conventions (FastChat's):
   refit, and report the median and the 2.5 / 97.5 percentiles per model.
 - Win fraction of a over b: battles a won against b over all battles between them (ties count
   in the denominator only), FastChat's `compute_pairwise_win_fraction`.
+
+One model logged under names that differ only in case or spacing ("GPT-4", "gpt-4", "gpt 4")
+is one model, shown under its most common spelling (`display_names`). A battle whose
+conversations hold no round (nothing was asked) is not rated.
 """
 from __future__ import annotations
 
 import math
 import random
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -46,20 +51,46 @@ class Battle:
     battle_id: str | None = None
 
 
+_SEPARATORS = re.compile(r"[\s_\-]+")
+
+
+def model_key(name: str) -> str:
+    """What names of one model share: lower case, any run of spaces, `-` and `_` as one `-`."""
+    return _SEPARATORS.sub("-", name.strip().lower())
+
+
+def display_names(names: Iterable) -> dict[str, str]:
+    """Each spelling met -> the name its model is shown under: the most common spelling of its
+    `model_key` (the first met on a tie)."""
+    counts = Counter(n for n in names if isinstance(n, str) and n.strip())
+    best: dict[str, str] = {}
+    for n, c in counts.items():  # insertion order: the first met wins a tie
+        k = model_key(n)
+        if k not in best or c > counts[best[k]]:
+            best[k] = n
+    return {n: best[model_key(n)] for n in counts}
+
+
+def _battle_groups(groups) -> list[dict]:
+    return [g for g in groups or () if isinstance(g, dict) and g.get("kind") == "battle"]
+
+
 def battles_from_groups(groups: Iterable[dict]) -> tuple[list[Battle], list[str]]:
     """Rating battles from the document's battle groups, in time order, and why any vote was left out."""
     out: list[Battle] = []
     skipped: list[str] = []
-    for g in groups or ():
-        if not isinstance(g, dict) or g.get("kind") != "battle":
-            continue
-        models = g.get("models") or []
+    groups = _battle_groups(groups)
+    names = display_names(m for g in groups for m in g.get("models") or ())
+    for g in groups:
+        models = [names.get(m) for m in g.get("models") or []]
         a = models[0] if len(models) > 0 else None
         b = models[1] if len(models) > 1 else None
         for v in g.get("votes") or ():
             winner = VOTE_TO_WINNER.get(v.get("winner")) if isinstance(v, dict) else None
             if winner is None:
                 skipped.append(f"battle {g.get('id')}: unknown vote {v!r}")
+            elif g.get("rounds") == 0:
+                skipped.append(f"battle {g.get('id')}: no conversation was recorded")
             elif not a or not b:
                 skipped.append(f"battle {g.get('id')}: the models are not named")
             elif a == b:

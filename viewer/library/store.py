@@ -66,6 +66,11 @@ class Collection:
     def inputs(self) -> list[dict]:
         return self.doc["inputs"]
 
+    def input_problems(self, entry: dict) -> list[dict]:
+        """One input's problems with those found inside its traces (a schema-invalid step is
+        a problem of the file it came from)."""
+        return pipeline.input_problems(entry, [self.traces[t] for t in entry["traces"] if t in self.traces])
+
     def memo(self, key, make):
         """A derived view computed once per collection (cooked documents never change)."""
         try:

@@ -8,8 +8,10 @@ import streamlit as st
 from viewer.render import fmt
 
 from viewer.analysis import compare as cd
+from viewer.analysis import ratings
 from viewer.pages import nav
 from viewer.pages import state
+from viewer.pages import tables
 
 
 def page() -> None:
@@ -19,6 +21,11 @@ def page() -> None:
         traces = c.traces
         for g in cd.battles(c.doc.get("groups")):
             rows.append(cd.battle_row(g, traces))
+    # One model under names that differ in case or spacing shows under one spelling.
+    names = ratings.display_names(r[k] for r in rows for k in ("left model", "right model"))
+    for r in rows:
+        for k in ("left model", "right model", "mode", "first prompt"):
+            r[k] = names.get(r[k], r[k]) or "—"
     if not rows:
         st.info("No arena battle is loaded. Open SWE Arena logs (a `logs/` folder or a zip of it) to see "
                 "battles, their votes and sandbox runs.", icon=":material/info:")
@@ -40,12 +47,12 @@ def page() -> None:
     voted = int((df["vote"] != "no vote").sum())
     st.caption(f"{len(df)} battle{'s' * (len(df) != 1)}, {voted} with a vote. Select a row to open the battle "
                "side by side.")
-    ev = st.dataframe(fmt.visible_frame(view), key="tv_battles", hide_index=True, on_select="rerun",
+    shown = fmt.visible_frame(view)
+    ev = st.dataframe(shown, key="tv_battles", hide_index=True, on_select="rerun",
                       selection_mode="single-row",
                       column_order=["date", "left model", "right model", "vote", "rounds", "first prompt", "mode",
                                     "battle"],
-                      column_config={"first prompt": st.column_config.TextColumn("First prompt", width="medium"),
-                                     "battle": st.column_config.TextColumn("Session")})
+                      column_config=tables.config(shown, {"battle": st.column_config.TextColumn("Session")}))
     sel = ev.selection.rows if ev is not None else []
     if sel:
         nav.go("compare", battle=view.iloc[sel[0]]["battle"])

@@ -14,6 +14,7 @@ from viewer.analysis import compare as cd
 from viewer.render import fmt
 from viewer.pages import nav
 from viewer.pages import state
+from viewer.pages import tables
 
 PAGE_SIZES = (20, 50, 100)
 MAX_CHARS = 2500
@@ -39,7 +40,7 @@ def page() -> None:
     right = state.find_trace(b_id) if b_id else None
 
     if battle is not None:
-        _battle_header(battle, left, right)
+        _battle_header(battle)
     else:
         st.title("Compare")
         _pickers(left, right)
@@ -85,6 +86,24 @@ def _on_pick(which: str) -> None:
     _set_sides(a, b)
 
 
+def picked_sides(picked: list[str], a: str | None, b: str | None) -> tuple[str | None, str | None]:
+    """The two sides after rows of the runs table were selected: one row is the left side
+    (the right one stays unless it is that same run), two rows are both sides."""
+    if len(picked) >= 2:
+        return picked[0], picked[1]
+    if picked:
+        return picked[0], b if b != picked[0] else None
+    return a, b
+
+
+def _on_table(ids: list[str]) -> None:
+    sel = st.session_state.get("tv_cmp_runs")
+    rows = sel.selection.rows if sel is not None else []
+    qp = st.query_params
+    _set_sides(*picked_sides([ids[i] for i in rows if 0 <= i < len(ids)], qp.get("a") or qp.get("trace"),
+                             qp.get("b")))
+
+
 def _pickers(left, right) -> None:
     traces = _all_traces()
     if len(traces) < 2:
@@ -98,37 +117,36 @@ def _pickers(left, right) -> None:
     st.session_state["tv_cmp_a"] = a_id if a_id in by_id else None
     c1.selectbox("Left", list(by_id), index=None,
                  format_func=lambda t: cd.trace_label(by_id[t]), key="tv_cmp_a", on_change=_on_pick, args=("a",),
-                 placeholder="choose a trace")
-    if a_id:
-        cands = cd.compare_candidates(traces, a_id)
-        task = by_id[a_id].get("task")
-        same = {t["id"] for t in cands if task is not None and t.get("task") == task}
-        ids = [t["id"] for t in cands]
-        st.session_state["tv_cmp_b"] = b_id if b_id in ids else None
-        c2.selectbox("Compare with…", ids, index=None,
-                     format_func=lambda t: ("same task · " if t in same else "") + cd.trace_label(by_id[t]),
-                     key="tv_cmp_b", on_change=_on_pick, args=("b",),
-                     placeholder=f"{len(same)} trace{'s' * (len(same) != 1)} on the same task first" if same
-                     else "choose the other trace")
+                 placeholder="choose a trace, or a row of the table below")
+    cands = cd.compare_candidates(traces, a_id) if a_id else []
+    task = by_id[a_id].get("task") if a_id else None
+    same = {t["id"] for t in cands if task is not None and t.get("task") == task}
+    ids = [t["id"] for t in cands]
+    st.session_state["tv_cmp_b"] = b_id if b_id in ids else None
+    c2.selectbox("Compare with…", ids, index=None, disabled=not a_id,
+                 format_func=lambda t: ("same task · " if t in same else "") + cd.trace_label(by_id[t]),
+                 key="tv_cmp_b", on_change=_on_pick, args=("b",),
+                 placeholder=(f"{len(same)} trace{'s' * (len(same) != 1)} on the same task first" if same
+                              else "choose the other trace" if a_id else "choose the left side first"))
     if left is None or right is None:
         _runs_picker(traces)
 
 
 def _runs_picker(traces: list[dict]) -> None:
-    st.caption("Or select two runs in the table.")
-    df = pd.DataFrame([{"id": t["id"], "title": t.get("title") or t["id"], "task": t.get("task"),
-                        "model": ", ".join(t.get("models") or []) or None, "outcome": t.get("outcome"),
-                        "format": t.get("format"), "tool calls": (t.get("totals") or {}).get("tool_calls"),
-                        "cost": (t.get("totals") or {}).get("cost")} for t in traces])
-    ev = st.dataframe(fmt.visible_frame(df), key="tv_cmp_runs", hide_index=True, on_select="rerun",
-                      selection_mode="multi-row",
-                      column_order=["title", "task", "model", "outcome", "format", "tool calls", "cost"],
-                      column_config={"title": st.column_config.TextColumn("Title", width="large"),
-                                     "cost": st.column_config.NumberColumn("Cost", format="dollar")})
-    rows = ev.selection.rows if ev is not None else []
-    if len(rows) >= 2:
-        _set_sides(df.iloc[rows[0]]["id"], df.iloc[rows[1]]["id"])
-        st.rerun()
+    df = pd.DataFrame([{"id": t["id"], "title": t.get("title") or t["id"], "task": t.get("task") or "—",
+                        "model": ", ".join(t.get("models") or []) or "—", "outcome": t.get("outcome") or "—",
+                        "format": t.get("format") or "—",
+                        "tool calls": int((t.get("totals") or {}).get("tool_calls") or 0),
+                        "cost": fmt.cost((t.get("totals") or {}).get("cost"))} for t in traces])
+    # Its own bordered box, so that the grid's toolbar (drawn above its top edge) stays clear of the
+    # pickers.
+    with st.container(border=True):
+        st.caption("Select a run to put it on the left; select a second one to compare the two.")
+        view = fmt.visible_frame(df)
+        st.dataframe(view, key="tv_cmp_runs", hide_index=True, on_select=lambda: _on_table(list(df["id"])),
+                     selection_mode="multi-row",
+                     column_order=["title", "task", "model", "outcome", "format", "tool calls", "cost"],
+                     column_config=tables.config(view.drop(columns="id")))
 
 
 # -- battles ---------------------------------------------------------------------------------------
@@ -140,23 +158,18 @@ def _find_battle(bid: str) -> dict | None:
     return None
 
 
-def _battle_header(battle: dict, left, right) -> None:
-    models = list(battle.get("models") or []) + [None, None]
-    st.title("Battle")
-    mode = battle.get("chat_mode")
-    st.caption(" · ".join(fmt.md_text(x, 120) for x in (
-        f"session {battle.get('id')}", mode, "anonymous" if battle.get("anony") else "models shown",
-        f"{battle.get('rounds')} round{'s' * (battle.get('rounds') != 1)}" if battle.get("rounds") else None) if x))
-    c1, c2 = st.columns(2)
-    c1.markdown(f"**Left:** {fmt.md_text(models[0] or 'unnamed model', 120)}")
-    c2.markdown(f"**Right:** {fmt.md_text(models[1] or 'unnamed model', 120)}")
+def _battle_header(battle: dict) -> None:
+    """The battle in two lines: the sides' models, then the votes, rounds, mode and session."""
+    models = [fmt.md_text(m or "unnamed model", 120) for m in list(battle.get("models") or []) + [None, None]]
+    st.subheader(f"Battle: {models[0]} (left) vs {models[1]} (right)", anchor=False)
+    rounds = battle.get("rounds")
     votes = [v for v in battle.get("votes") or () if isinstance(v, dict)]
-    if not votes:
-        st.info("No vote was cast in this battle.", icon=":material/how_to_vote:")
-    for v in votes:
-        st.success(f"**Vote:** {fmt.md_text(cd.vote_text(v, battle.get('models')), 200)} · "
-                   f"{fmt.md_text(cd.vote_time(v))}", icon=":material/how_to_vote:")
-    nav.link("battles", "All battles", icon=":material/sports_kabaddi:")
+    vote = "; ".join(f"{cd.vote_text(v, battle.get('models'))} ({cd.vote_time(v)})" for v in votes)
+    st.markdown(":material/how_to_vote: " + " · ".join(fmt.md_text(x, 200) for x in (
+        f"Vote: {vote}" if votes else "No vote was cast",
+        f"{rounds} round{'s' * (rounds != 1)}" if isinstance(rounds, int) else None,
+        "anonymous" if battle.get("anony") else "models shown", battle.get("chat_mode"),
+        f"session {battle.get('id')}") if x))
 
 
 # -- the comparison --------------------------------------------------------------------------------
@@ -164,58 +177,59 @@ def _comparison(left, right, battle: dict | None) -> None:
     (lcol, ltrace), (rcol, rtrace) = left, right
     a = cd.Side(ltrace, lcol.messages, lcol.requests)
     b = cd.Side(rtrace, rcol.messages, rcol.requests)
-
-    # Numbers per side --------------------------------------------------------------------------
-    stats = cd.stats_table(cd.side_stats(a), cd.side_stats(b))
-    st.dataframe(fmt.visible_frame(pd.DataFrame(stats)), hide_index=True, width="stretch", height="content",
-                 column_config={"what": st.column_config.TextColumn(""),
-                                "left": st.column_config.TextColumn("Left"),
-                                "right": st.column_config.TextColumn("Right"),
-                                "difference": st.column_config.TextColumn("Difference (right − left)")})
-    l1, l2, l3, _ = st.columns([2, 2, 2, 4])
-    with l1:
-        nav.link("timeline", "Read the left trace", trace=ltrace["id"], icon=":material/forum:")
-    with l2:
-        nav.link("timeline", "Read the right trace", trace=rtrace["id"], icon=":material/forum:")
-    if battle is None:
-        with l3:
-            nav.link("compare", "Swap sides", a=rtrace["id"], b=ltrace["id"], icon=":material/swap_horiz:")
-
-    # Patches -------------------------------------------------------------------------------------
-    diff_html = cd.patch_diff_html(ltrace, rtrace)
-    if diff_html is not None:
-        st.subheader("Patches")
-        same = cd.patch_text(ltrace) == cd.patch_text(rtrace)
-        st.caption("The two patches are identical." if same else
-                   "The left patch diffed against the right one: lines starting `-` are only in the left "
-                   "patch, `+` only in the right.")
-        if not same:
-            st.html(state.themed(diff_html))
-
-    # Aligned rows ----------------------------------------------------------------------------------
     key = ("compare", ltrace["id"], rtrace["id"])
     rows = lcol.memo(key, lambda: cd.align_sides(a, b)) if lcol is rcol else cd.align_sides(a, b)
     counts = cd.row_counts(rows)
-    st.subheader("In step")
-    st.caption(f"{len(rows)} rows: {counts[cd.SAME]} the same, {counts[cd.SIMILAR]} similar, "
-               f"{counts[cd.DIFFERS]} different, {counts[cd.LEFT_ONLY]} only on the left, "
-               f"{counts[cd.RIGHT_ONLY]} only on the right. Tool steps are aligned on their name and "
-               "arguments; a step only one side took faces a gap.")
-    f1, f2, f3 = st.columns([2, 3, 1.2], vertical_alignment="bottom")
+
+    # Controls and links, one row -------------------------------------------------------------------
+    f1, f2, f3, f4, f5, f6 = st.columns([1.65, 1.75, 1.2, 1.1, 1.2, 1.2], vertical_alignment="center")
     only_diff = f1.toggle("Only differences", key="tv_cmp_only_diff", on_change=_on_first_page)
-    query = f2.text_input("Highlight", key="tv_cmp_find", placeholder="text to mark on both sides")
-    page_size = f3.selectbox("Rows per page", PAGE_SIZES, index=0, key="tv_cmp_page_size", on_change=_on_first_page)
+    query = f2.text_input("Highlight", key="tv_cmp_find", placeholder="text to mark on both sides",
+                          label_visibility="collapsed")
+    page_size = f3.selectbox("Rows per page", PAGE_SIZES, index=0, key="tv_cmp_page_size", on_change=_on_first_page,
+                             format_func=lambda n: f"{n} rows", label_visibility="collapsed")
+    with f4:
+        nav.link("timeline", "Left trace", trace=ltrace["id"], icon=":material/forum:")
+    with f5:
+        nav.link("timeline", "Right trace", trace=rtrace["id"], icon=":material/forum:")
+    with f6:
+        if battle is None:
+            nav.link("compare", "Swap sides", a=rtrace["id"], b=ltrace["id"], icon=":material/swap_horiz:")
+        else:
+            nav.link("battles", "All battles", icon=":material/sports_kabaddi:")
+
+    # Numbers per side and patches, folded: the steps come first ----------------------------------------
+    stats = cd.stats_table(cd.side_stats(a), cd.side_stats(b))
+    with st.expander("Numbers per side: " + ", ".join(f"{r['what']} {r['left']} / {r['right']}" for r in stats
+                                                        if r["what"] in ("model turns", "tool calls", "cost"))):
+        numbers = fmt.visible_frame(pd.DataFrame(stats)).rename(columns={
+            "what": " ", "left": "Left", "right": "Right", "difference": "Difference (right − left)"})
+        st.dataframe(numbers, hide_index=True, height="content", column_config=tables.config(numbers))
+    diff_html = cd.patch_diff_html(ltrace, rtrace)
+    if diff_html is not None:
+        same = cd.patch_text(ltrace) == cd.patch_text(rtrace)
+        with st.expander("Patches: identical" if same else "Patches: they differ"):
+            st.caption("The two patches are identical." if same else
+                       "The left patch diffed against the right one: lines starting `-` are only in the left "
+                       "patch, `+` only in the right.")
+            if not same:
+                st.html(state.themed(diff_html))
+
+    # Aligned rows ----------------------------------------------------------------------------------
     shown = [(n, r) for n, r in enumerate(rows) if not (only_diff and r.status == cd.SAME)]
     n_pages = cd.page_count(len(shown), page_size)
     pg = min(max(_int(st.query_params.get("p")) or 1, 1), n_pages)
     st.session_state["tv_cmp_page"] = pg
-    if n_pages > 1:
-        st.pagination(n_pages, key="tv_cmp_page", on_change=_on_page, max_visible_pages=9)
     chunk = shown[(pg - 1) * page_size: pg * page_size]
     if not chunk:
         st.info("The two traces take the same steps." if rows else "Neither trace has any message.")
         return
-    st.caption(f"Rows {chunk[0][0] + 1}–{chunk[-1][0] + 1} of {len(rows)}")
+    st.caption(f"Rows {chunk[0][0] + 1}–{chunk[-1][0] + 1} of {len(rows)}: {counts[cd.SAME]} the same, "
+               f"{counts[cd.SIMILAR]} similar, {counts[cd.DIFFERS]} different, {counts[cd.LEFT_ONLY]} only on the "
+               f"left, {counts[cd.RIGHT_ONLY]} only on the right.",
+               help="Tool steps are aligned on their name and arguments; a step only one side took faces a gap.")
+    if n_pages > 1:
+        st.pagination(n_pages, key="tv_cmp_page", on_change=_on_page, max_visible_pages=9)
     st.html(f"<style>{cd.COMPARE_CSS}</style>")
     body = cd.rows_html([r for _, r in chunk], left_title=_side_title("Left", ltrace, battle, 0),
                         right_title=_side_title("Right", rtrace, battle, 1), max_chars=MAX_CHARS,

@@ -14,6 +14,7 @@ from viewer.pages import nav
 from viewer.analysis import ratings
 
 from viewer.pages import state
+from viewer.pages import tables
 
 from viewer.render import fmt
 
@@ -48,7 +49,8 @@ def page() -> None:
     rounds = c2.selectbox("Bootstrap rounds", ROUNDS, index=1, key="tv_lb_rounds")
     if skipped:
         with st.expander(f"{len(skipped)} vote{'s' * (len(skipped) != 1)} not counted", icon=":material/warning:"):
-            st.dataframe(fmt.visible_frame(pd.DataFrame({"why": skipped})), hide_index=True)
+            why = fmt.visible_frame(pd.DataFrame({"why": skipped}))
+            st.dataframe(why, hide_index=True, column_config=tables.config(why))
     rows = _board(tuple(battles), rounds)
 
     table = pd.DataFrame([{
@@ -56,7 +58,8 @@ def page() -> None:
         "Bradley-Terry": round(r["bt"]), "BT 95% CI": f"{r['bt_lower']:.0f} – {r['bt_upper']:.0f}",
         "online Elo": round(r["elo"]), "Elo 95% CI": f"{r['elo_lower']:.0f} – {r['elo_upper']:.0f}",
         "battles": r["battles"], "wins": r["wins"], "losses": r["losses"], "ties": r["ties"]} for r in rows])
-    st.dataframe(fmt.visible_frame(table), hide_index=True, width="stretch")
+    table = fmt.visible_frame(table)
+    st.dataframe(table, hide_index=True, width="stretch", column_config=tables.config(table))
     st.caption(
         "Conventions of FastChat's arena (`elo_analysis.py`). **Online Elo**: votes in time order, K = 4, "
         "base 10, scale 400, every model starts at 1000; a tie and a both-bad vote each count as half a win "
@@ -83,7 +86,8 @@ def page() -> None:
     with st.expander("Win fraction and battle counts as a table"):
         pairs = pd.DataFrame([{"model": a, "opponent": b, "battles": n, "win fraction": round(wf[(a, b)], 3)}
                               for (a, b), n in sorted(counts.items())])
-        st.dataframe(fmt.visible_frame(pairs), hide_index=True)
+        pairs = fmt.visible_frame(pairs)
+        st.dataframe(pairs, hide_index=True, column_config=tables.config(pairs))
     nav.link("battles", "All battles", icon=":material/sports_kabaddi:")
 
 

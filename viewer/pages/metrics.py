@@ -14,14 +14,15 @@ from collections import ChainMap
 
 import streamlit as st
 
+from viewer.analysis import metrics as md
+from viewer.pages import nav, state, tables
 from viewer.render import fmt
 
-from viewer.pages import nav
-
-from viewer.pages import state
-from viewer.analysis import metrics as md
-
 CHART = {"displayModeBar": False}
+# Display formats of number columns (the grid still sorts by the numbers).
+NUMBER_FORMATS = {"cost": fmt.cost, "duration_ms": fmt.duration, "tokens": fmt.tokens,
+                  **{k: fmt.tokens for k in md.TOKEN_KINDS}}
+PRICE_COLUMNS = ("input $/Mtok", "output $/Mtok", "cache read $/Mtok", "cache write $/Mtok")
 TOP_TRACES = 40  # bars per chart in the aggregate view
 
 
@@ -81,19 +82,28 @@ def _trace(col, trace: dict) -> None:
     st.caption("Click a point or bar of a per-request chart to open that request.")
     left, right = st.columns(2)
     with left:
-        _chart(md.tokens_figure(df), "tokens")
-        _chart(md.cost_figure(df), "cost")
+        if tot["tokens"] is None:
+            st.info(f"Tokens: {fmt.NO_USAGE} in this trace.", icon=":material/info:")
+        else:
+            _chart(md.tokens_figure(df), "tokens")
+        cost = md.cost_figure(df)
+        if cost is None:
+            st.info("Cost: no prices. " + ("No request recorded usage to price." if tot["tokens"] is None else
+                    "No model of this trace has a known price; give one with a prices file "
+                    "(`traceview serve --prices FILE`)."), icon=":material/info:")
+        else:
+            _chart(cost, "cost")
         _chart(md.gaps_figure(df), "gaps")
     with right:
-        _chart(md.context_figure(df), "context")
+        if tot["tokens"] is not None:
+            _chart(md.context_figure(df), "context")
         _chart(md.latency_figure(df), "latency")
         if tools.empty:
             st.caption("No tool calls.")
         else:
             st.plotly_chart(md.tools_figure(tools), key="tv_m_tools", config=CHART)
-            st.dataframe(fmt.visible_frame(tools), hide_index=True, height=min(38 + 35 * len(tools), 300),
-                         column_config={"no_result": st.column_config.NumberColumn(
-                             "no result", help="calls whose result is not in the trace")})
+            _table(tools, overrides={"no_result": st.column_config.NumberColumn(
+                "no result", help="calls whose result is not in the trace")}, height=min(38 + 35 * len(tools), 420))
 
 
 def _totals(trace: dict, tot: dict) -> None:
@@ -103,13 +113,22 @@ def _totals(trace: dict, tot: dict) -> None:
     m[1].metric("Messages", f"{tot['messages']:,}",
                 help=" · ".join(f"{r} {n:,}" for r, n in tot["messages_by_role"].items()) or None)
     toks = tot["tokens"]
-    m[2].metric("Tokens", fmt.tokens(sum(toks[k] for k in md.TOKEN_KINDS)),
-                help=" · ".join(f"{md.TOKEN_LABELS[k]} {toks[k]:,}" for k in md.USAGE_KINDS))
+    without = tot["requests"] - tot["usage_requests"]
+    if toks is None:
+        m[2].metric("Tokens", fmt.MISSING, help=fmt.NO_USAGE)
+    else:
+        m[2].metric("Tokens", fmt.tokens(sum(toks[k] for k in md.TOKEN_KINDS)),
+                    help=" · ".join(f"{md.TOKEN_LABELS[k]} {toks[k]:,}" for k in md.USAGE_KINDS)
+                    + (f" · {without} requests without usage" if without > 0 else ""))
     unpriced = tot["unpriced_requests"]
-    cost = fmt.cost(tot["cost"]) if tot["cost"] is not None else "unpriced"
-    m[3].metric("Cost", cost + (" +" if unpriced and tot["cost"] is not None else ""),
+    if tot["cost"] is not None:
+        cost = fmt.cost(tot["cost"]) + (" +" if unpriced else "")
+    else:
+        cost = "unpriced" if unpriced else fmt.MISSING
+    m[3].metric("Cost", cost,
                 help=(f"{unpriced} of {tot['requests']} requests could not be priced and are not in this "
-                      "total" if unpriced else "every request priced"))
+                      "total" if unpriced else "every request with usage priced" if tot["cost"] is not None
+                      else fmt.NO_USAGE))
     m[4].metric("Duration", fmt.duration(tot["duration_ms"]))
     m[5].metric("Tool calls", f"{tot['tool_calls']:,}",
                 help="every call the model made, on any branch, counted once"
@@ -119,13 +138,15 @@ def _totals(trace: dict, tot: dict) -> None:
     m[7].metric("First tool call", fmt.duration(tot["time_to_first_tool_call_ms"]),
                 help="from the trace's start to the end of the first request that called a tool")
     roles = " · ".join(f"{r.replace('_', ' ')} {n:,}" for r, n in tot["messages_by_role"].items())
-    kinds = " · ".join(f"{md.TOKEN_LABELS[k]} {toks[k]:,}" for k in md.USAGE_KINDS if toks[k])
-    st.caption(f"Messages by role: {roles or 'none'}  \nTokens: {kinds or 'none recorded'}"
+    kinds = " · ".join(f"{md.TOKEN_LABELS[k]} {toks[k]:,}" for k in md.USAGE_KINDS if toks[k]) if toks else ""
+    st.caption(f"Messages by role: {roles or 'none'}  \nTokens: {kinds or fmt.NO_USAGE}"
                + (f"  \nLargest context: {tot['context_max']:,} tokens" if tot["context_max"] else ""))
     if unpriced:
         st.caption(f":orange[{unpriced} of {tot['requests']} requests are unpriced] (no price known for "
                    f"{fmt.md_text(', '.join((trace.get('pricing') or {}).get('unpriced_models') or []) or 'their model', 200)}); "
-                   "they are marked on the cost chart and left out of the total, never guessed.")
+                   + ("they are marked on the cost chart and " if tot["cost"] is not None else "they are ")
+                   + "left out of the total, never guessed. A prices file gives them a price "
+                     "(`--prices FILE`).")
 
 
 def _pricing(trace: dict, col, tot: dict) -> None:
@@ -135,9 +156,16 @@ def _pricing(trace: dict, col, tot: dict) -> None:
     with st.expander(f"Pricing · {fmt.md_text(src, 80)}", expanded=bool(tot["unpriced_requests"])):
         st.caption("Costs are computed per request at the model's price when the request was made (cache "
                    "reads and writes at the provider's cache rates); a cost stated by the trace is kept "
-                   "as stated. Models with no known price stay unpriced.")
-        st.dataframe(fmt.visible_frame(rows), hide_index=True, column_config={
-            "cost": st.column_config.NumberColumn("cost", format="$%.4f")})
+                   "as stated. Models with no known price stay unpriced; a prices file gives them one "
+                   "(`traceview serve --prices FILE`).")
+        _table(rows, {"cost": fmt.cost, **dict.fromkeys(PRICE_COLUMNS, "{:g}".format)})
+
+
+def _table(df, formats: dict | None = None, overrides: dict | None = None, **kw):
+    """A data grid: columns sized to their content, numbers shown by `formats` (still sorted
+    as numbers), a missing value as "—", trace text with its bidirectional controls shown."""
+    return st.dataframe(fmt.grid(df, formats), hide_index=True, placeholder=fmt.MISSING,
+                        column_config=tables.config(df, overrides), **kw)
 
 
 def _chart(fig, name: str) -> None:
@@ -157,6 +185,8 @@ def _on_point(key: str) -> None:
 def _scorecard(trace: dict) -> None:
     sc = md.scorecard(trace)
     h = sc["headline"]
+    tot = trace.get("totals") or {}
+    alone = md.is_scorecard(trace)  # otherwise the trace's own tiles show its tokens and cost
     tiles = [
         ("Overall score", h["overall_score"] is not None, _score(h["overall_score"]), None),
         ("Mandatory gates", h["passed_all_mandatory"] is not None,
@@ -164,14 +194,17 @@ def _scorecard(trace: dict) -> None:
          "whether every mandatory quality gate passed"),
         ("Total reward", h["total_reward"] is not None, _score(h["total_reward"]), None),
         ("Latency", h["latency_ms"] is not None, fmt.duration(h["latency_ms"]), None),
-        ("Tokens", h["tokens"] is not None, fmt.tokens(h["tokens"]),
-         f"thinking {_count(h['thinking_tokens'])} · output {_count(h['output_tokens'])}"),
+        ("Tokens", alone, fmt.tokens(fmt.total_tokens(tot)),
+         f"output {_count(fmt.usage_tokens(tot, 'output'))} (reasoning {_count(fmt.usage_tokens(tot, 'reasoning'))})"
+         if fmt.usage_known(tot) else fmt.NO_USAGE),
+        ("Cost", alone and fmt.usage_known(tot), fmt.cost(tot.get("cost")) if tot.get("cost") is not None else "unpriced",
+         fmt.md_text((trace.get("pricing") or {}).get("source") or "no price known for the model", 200)),
         ("Tool calls", h["tool_calls"] is not None, "—" if h["tool_calls"] is None else f"{h['tool_calls']:g}",
          f"success rate {_score(h['tool_success_rate'])} · first action after "
          f"{fmt.duration(h['time_to_first_action_ms'])}"),
     ]
     tiles = [t for t in tiles if t[1]]
-    if tiles or md.is_scorecard(trace):
+    if tiles or alone:
         m = st.columns(len(tiles) + 1)
         m[0].metric("Outcome", fmt.md_text(h["outcome"] or "unknown", 30))
         for slot, (label, _, value, help_) in zip(m[1:], tiles):
@@ -200,11 +233,11 @@ def _scorecard(trace: dict) -> None:
         if not sc["scores"].empty:
             st.markdown("**Scores**")
             shown = sc["scores"].dropna(axis=1, how="all")
-            st.dataframe(fmt.visible_frame(shown), hide_index=True)
+            _table(shown)
     with right:
         if not sc["gates"].empty:
             st.plotly_chart(md.gates_figure(sc["gates"]), key="tv_sc_gates", config=CHART)
-            st.dataframe(fmt.visible_frame(sc["gates"]), hide_index=True)
+            _table(sc["gates"])
         r = sc["routing"]
         if r["agent"]:
             st.markdown(f"**Routing** · {fmt.md_text(r['agent'], 80)} ({fmt.md_text(r['model_family'] or '?', 40)}) "
@@ -218,13 +251,13 @@ def _scorecard(trace: dict) -> None:
                 st.plotly_chart(md.alternatives_figure(sc["alternatives"]), key="tv_sc_alts", config=CHART)
         if not sc["tools_used"].empty:
             st.markdown("**Tools used**")
-            st.dataframe(fmt.visible_frame(sc["tools_used"]), hide_index=True)
+            _table(sc["tools_used"], {"avg_latency_ms": fmt.duration}, {"avg_latency_ms": "avg latency"})
     if sc["tables"]:
         grid = st.columns(2)
         for n, (name, table) in enumerate(sc["tables"].items()):
             with grid[n % 2]:
                 st.markdown(f"**{fmt.md_text(name[:1].upper() + name[1:], 80)}**")
-                st.dataframe(fmt.visible_frame(table), hide_index=True)
+                _table(table)
 
 
 def _count(v) -> str:
@@ -261,23 +294,25 @@ def _aggregate() -> None:
     m = st.columns(5)
     m[0].metric("Traces", f"{len(pt):,}")
     m[1].metric("Requests", f"{int(pt['requests'].sum()):,}")
-    m[2].metric("Tokens", fmt.tokens(int(pt[list(md.TOKEN_KINDS)].sum().sum())))
+    shown = pt.assign(tokens=pt[list(md.TOKEN_KINDS)].sum(axis=1, min_count=1))
+    measured = shown["tokens"].notna()
+    m[2].metric("Tokens", fmt.tokens(int(shown["tokens"].sum())) if measured.any() else fmt.MISSING,
+                help=fmt.NO_USAGE if not measured.any() else
+                f"{int((~measured).sum()):,} traces recorded no usage" if not measured.all() else None)
     unpriced = int(pt["unpriced"].sum())
-    m[3].metric("Cost", fmt.cost(float(pt.loc[priced, "cost"].sum())) if priced.any() else "unpriced",
-                help=f"{unpriced:,} requests unpriced (not in the total)" if unpriced else "every request priced")
+    m[3].metric("Cost", fmt.cost(float(pt.loc[priced, "cost"].sum())) if priced.any()
+                else "unpriced" if unpriced else fmt.MISSING,
+                help=f"{unpriced:,} requests unpriced (not in the total)" if unpriced
+                else "every request with usage priced" if priced.any() else fmt.NO_USAGE)
     known = sum(n for k, n in outcomes.items() if k != "unknown")
     m[4].metric("Succeeded", f"{outcomes.get('success', 0)} of {known}" if known else "—",
                 help="traces with a known outcome; " + ", ".join(f"{n} {k}" for k, n in outcomes.items()))
     st.caption("Select a trace in the table to see its metrics.")
-    shown = pt.assign(tokens=pt[list(md.TOKEN_KINDS)].sum(axis=1))
-    event = st.dataframe(fmt.visible_frame(shown), key="tv_m_traces", hide_index=True, on_select="rerun",
-                         selection_mode="single-row",
-                 column_order=["title", "format", "model", "outcome", "requests", "tokens", "cost", "unpriced",
-                               "errors"],
-                 column_config={"title": st.column_config.TextColumn("title", width="large"),
-                                "tokens": st.column_config.NumberColumn("tokens", format="compact"),
-                                "cost": st.column_config.NumberColumn("cost", format="$%.4f")},
-                 height=min(38 + 35 * len(shown), 400))
+    columns = ["title", "format", "model", "outcome", "requests", "tokens", "cost", "unpriced", "errors",
+               "duration_ms"]
+    event = _table(shown[["id", *columns]], NUMBER_FORMATS, {"duration_ms": "duration"}, key="tv_m_traces",
+                   on_select="rerun", selection_mode="single-row", column_order=columns,
+                   height=min(38 + 35 * len(shown), 400))
     picked = event.selection.rows if event is not None else []
     if picked:
         nav.go("metrics", trace=shown.iloc[picked[0]]["id"])
@@ -288,18 +323,14 @@ def _aggregate() -> None:
         with right:
             st.plotly_chart(md.model_cost_figure(pm), key="tv_m_agg_models", config=CHART)
     st.markdown("**Per model**")
-    compact = {k: st.column_config.NumberColumn(md.TOKEN_LABELS[k], format="compact") for k in md.TOKEN_KINDS}
-    st.dataframe(fmt.visible_frame(pm), hide_index=True, column_config={
-        **compact, "cost": st.column_config.NumberColumn("cost", format="$%.4f"),
-        "unpriced": st.column_config.NumberColumn("unpriced", help="requests with no known price")})
+    _table(pm, NUMBER_FORMATS, {**{k: md.TOKEN_LABELS[k] for k in md.TOKEN_KINDS}, "unpriced": st.column_config.NumberColumn(
+        "unpriced", help="requests with usage and no known price")})
     res = md.resolved_by_model(traces)
     if (res["traces"] > res["unknown"]).any():
         st.markdown("**Outcomes per model**")
-        st.dataframe(fmt.visible_frame(res), hide_index=True, column_config={
-            "resolved_rate": st.column_config.NumberColumn("resolved rate", format="percent",
-                                                           help="successes over traces with a known outcome")})
+        _table(res, {"resolved_rate": "{:.0%}".format}, {"resolved_rate": st.column_config.NumberColumn(
+            "resolved rate", help="successes over traces with a known outcome")})
     stats = md.agent_stats(traces)
     if not stats.empty:
         st.markdown("**Agent statistics** (traces whose scorecard names an agent)")
-        st.dataframe(fmt.visible_frame(stats), hide_index=True, column_config={
-            "success_rate": st.column_config.NumberColumn("success rate", format="percent")})
+        _table(stats, {"success_rate": "{:.0%}".format, "avg_latency": fmt.duration}, {"success_rate": "success rate"})

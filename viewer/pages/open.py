@@ -5,13 +5,17 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from parsers import registry
+from viewer.analysis import metrics
 from viewer.render import fmt
 
-from viewer.pages import nav
+from viewer.pages import nav, tables
 
 from viewer.pages import state
 
 MAX_PROBLEM_PANELS = 30
+NEW_UPLOAD = "tv_new_upload"  # session key: the collection keys of the latest upload
+MISSING = "—"  # what a grid shows for a value a trace does not have
 
 
 def page() -> None:
@@ -20,9 +24,27 @@ def page() -> None:
                "a folder or a zip. Everything stays on this server.")
     _uploads()
     _samples()
-    cols = state.loaded()
+    cols = ordered(state.loaded())
     _runs(cols)
     _inputs(cols)
+
+
+def ordered(cols: list) -> list:
+    """Uploads first, the newest first, then what the server was started with and samples."""
+    ups = [c for c in cols if c.origin == "upload"]
+    return ups[::-1] + [c for c in cols if c.origin != "upload"]
+
+
+def source_label(col, new=()) -> str:
+    """How a collection is named in the tables: uploads say so, the latest one is marked."""
+    if col.origin != "upload":
+        return col.label
+    return ("★ new upload: " if col.key in new else "upload: ") + col.label
+
+
+def target(trace: dict) -> str:
+    """The page a trace opens on: its scorecard when it is only a scorecard, else its timeline."""
+    return "metrics" if metrics.is_scorecard(trace) else "timeline"
 
 
 # -- adding inputs ---------------------------------------------------------------------
@@ -36,6 +58,7 @@ def _uploads() -> None:
     batches = [[f] for f in files or []]  # each file alone: the same file is never cooked twice
     if folder:
         batches.append(list(folder))  # a folder together: its files may refer to each other
+    new = []
     for batch in batches:
         ids = tuple(sorted(f.file_id for f in batch))
         if ids in seen:
@@ -46,7 +69,23 @@ def _uploads() -> None:
         with st.spinner(f"Reading {len(batch)} file{'s' * (len(batch) != 1)}…"):
             col = state.add_upload([(f.name, f.getvalue()) for f in batch])
         seen[ids] = col.key
+        new.append(col)
+    if new:
+        _open_upload(new)
     _let_go(seen, batches)
+
+
+def _open_upload(new: list) -> None:
+    """After an upload: its one trace opens; several are listed in the runs table, filtered
+    to this upload."""
+    st.session_state[NEW_UPLOAD] = [c.key for c in new]
+    traces = [t for c in new for t in c.doc["traces"]]
+    if len(traces) == 1:
+        nav.go(target(traces[0]), trace=traces[0]["id"])
+    if traces:
+        st.session_state["tv_runs_source"] = [source_label(c, {c.key}) for c in new if c.doc["traces"]]
+        for key in ("tv_runs_text", "tv_runs_fmt", "tv_runs_outcome", "tv_runs_model"):
+            st.session_state.pop(key, None)
 
 
 def _let_go(seen: dict, batches: list) -> None:
@@ -90,25 +129,72 @@ def _samples() -> None:
 
 
 # -- the runs table ----------------------------------------------------------------------
-def runs_frame(cols) -> pd.DataFrame:
+RUN_COLUMNS = ["title", "task", "format", "model", "messages", "requests", "tokens", "cost", "outcome",
+               "duration", "errors", "problems", "source"]
+RUN_LABELS = {c: c.capitalize() for c in RUN_COLUMNS} | {"source": "Opened as"}
+
+
+def model_key(name: str) -> str:
+    """One key for spellings of one model ("GPT-4", "gpt-4")."""
+    return " ".join(str(name).split()).casefold()
+
+
+def runs_frame(cols, new=()) -> pd.DataFrame:
+    """One row per run: what the runs table shows (text ready to read: durations in hours
+    and minutes, no "None"), with `id`, `page` (where it opens) and `models` (model keys) beside."""
     rows = []
     for c in cols:
+        label = source_label(c, new)
         for t in c.doc["traces"]:
             tot = t.get("totals") or {}
+            models = t.get("models") or []
             rows.append({
-                "id": t["id"], "title": t.get("title") or t["id"], "format": t.get("format"),
-                "model": ", ".join(t.get("models") or []) or None,
+                "id": t["id"], "page": target(t), "models": tuple(model_key(m) for m in models),
+                "title": t.get("title") or t["id"], "task": t.get("task"), "format": t.get("format"),
+                "model": ", ".join(models) or None,
                 "messages": tot.get("messages"), "requests": tot.get("requests"),
                 "tokens": fmt.total_tokens(tot), "cost": tot.get("cost"),
-                "outcome": t.get("outcome"), "duration_s": (t["duration_ms"] / 1000) if t.get("duration_ms") is not None else None,
-                "errors": tot.get("errors"), "source": c.label,
+                "outcome": t.get("outcome"),
+                "duration": fmt.duration(t["duration_ms"]) if t.get("duration_ms") is not None else None,
+                "errors": tot.get("errors"), "problems": len(t.get("problems") or []), "source": label,
             })
-    return pd.DataFrame(rows, columns=["id", "title", "format", "model", "messages", "requests", "tokens",
-                                       "cost", "outcome", "duration_s", "errors", "source"])
+    return pd.DataFrame(rows, columns=["id", "page", "models", *RUN_COLUMNS])
+
+
+def filter_runs(df: pd.DataFrame, text: str = "", formats=(), outcomes=(), models=(), sources=()) -> pd.DataFrame:
+    view = df
+    if text:
+        hay = (df["title"].fillna("") + " " + df["task"].fillna("") + " " + df["model"].fillna("") + " "
+               + df["source"].fillna("")).str.lower()
+        view = view[hay.str.contains(text.lower(), regex=False)]
+    if formats:
+        view = view[view["format"].isin(formats)]
+    if outcomes:
+        view = view[view["outcome"].isin(outcomes)]
+    if models:
+        keys = {model_key(m) for m in models}
+        view = view[[bool(keys.intersection(k)) for k in view["models"]]]
+    if sources:
+        view = view[view["source"].isin(sources)]
+    return view
+
+
+def model_options(df: pd.DataFrame) -> list[str]:
+    """Each model once, however it is spelled: the spelling most runs use."""
+    spellings: dict[str, dict[str, int]] = {}
+    for names in df["model"].dropna():
+        for name in names.split(", "):
+            counts = spellings.setdefault(model_key(name), {})
+            counts[name] = counts.get(name, 0) + 1
+    return sorted(max(c, key=lambda n: (c[n], n)) for c in spellings.values())
+
+
+def runs_title(shown: int, total: int) -> str:
+    return f"Runs · {total}" if shown == total else f"Runs · {shown} of {total}"
 
 
 def _runs(cols) -> None:
-    df = runs_frame(cols)
+    df = runs_frame(cols, st.session_state.get(NEW_UPLOAD) or ())
     current = state.current_trace_id()
     if df.empty:
         st.info("Nothing is open yet: upload a trace or open a bundled sample.")
@@ -116,79 +202,106 @@ def _runs(cols) -> None:
     if len(df) == 1:
         row = df.iloc[0]
         st.subheader("Trace")
-        nav.link("timeline", f"Read {fmt.md_text(row['title'], 120)}", trace=row["id"], icon=":material/forum:")
+        nav.link(row["page"], f"Read {fmt.md_text(row['title'], 120)}", trace=row["id"], icon=":material/forum:")
         return
-    st.subheader(f"Runs · {len(df)}")
-    f1, f2, f3 = st.columns([3, 2, 2])
-    text = f1.text_input("Filter", placeholder="title, model, source…", key="tv_runs_text")
-    formats = f2.multiselect("Format", sorted(df["format"].dropna().unique()), key="tv_runs_fmt")
-    outcomes = f3.multiselect("Outcome", sorted(df["outcome"].dropna().unique()), key="tv_runs_outcome")
-    view = df
-    if text:
-        hay = (df["title"].fillna("") + " " + df["model"].fillna("") + " " + df["source"].fillna("")).str.lower()
-        view = view[hay.str.contains(text.lower(), regex=False)]
-    if formats:
-        view = view[view["format"].isin(formats)]
-    if outcomes:
-        view = view[view["outcome"].isin(outcomes)]
-    st.caption("Select a row to read it as a timeline. Click a column header to sort.")
-    event = st.dataframe(
-        fmt.visible_frame(view), key="tv_runs", hide_index=True, on_select="rerun", selection_mode="single-row",
-        column_order=["title", "format", "model", "messages", "requests", "tokens", "cost", "outcome",
-                      "duration_s", "errors", "source"],
-        column_config={
-            "title": st.column_config.TextColumn("Title", width="medium"),
-            "format": st.column_config.TextColumn("Format", width="small"),
-            "model": st.column_config.TextColumn("Model", width="small"),
-            "messages": st.column_config.NumberColumn("Messages", width="small"),
-            "requests": st.column_config.NumberColumn("Requests", width="small"),
-            "tokens": st.column_config.NumberColumn("Tokens", format="compact", width="small"),
-            "cost": st.column_config.NumberColumn("Cost", format="$%.4f", width="small"),
-            "outcome": st.column_config.TextColumn("Outcome", width="small"),
-            "duration_s": st.column_config.NumberColumn("Duration (s)", format="%.1f", width="small"),
-            "errors": st.column_config.NumberColumn("Errors", width="small"),
-            "source": st.column_config.TextColumn("Opened as", width="small"),
-        },
-    )
+    heading = st.empty()
+    f1, f2, f3, f4, f5 = st.columns([3, 2, 2, 2, 3])
+    text = f1.text_input("Filter", placeholder="title, task, model, source…", key="tv_runs_text")
+    formats = f2.multiselect("Format", sorted(df["format"].dropna().unique()), key="tv_runs_fmt", placeholder="all")
+    models = f3.multiselect("Model", model_options(df), key="tv_runs_model", placeholder="all")
+    outcomes = f4.multiselect("Outcome", sorted(df["outcome"].dropna().unique()), key="tv_runs_outcome",
+                              placeholder="all")
+    sources = list(dict.fromkeys(df["source"]))
+    if any(s not in sources for s in st.session_state.get("tv_runs_source") or ()):
+        st.session_state["tv_runs_source"] = [s for s in st.session_state["tv_runs_source"] if s in sources]
+    chosen = f5.multiselect("Opened as", sources, key="tv_runs_source", placeholder="all")
+    view = filter_runs(df, text, formats, outcomes, models, chosen)
+    heading.subheader(runs_title(len(view), len(df)))
+    st.caption("Select a row to read it (a benchmark record opens on its scorecard). Click a column header "
+               "to sort; widen a column to read more of it.")
+    shown = fmt.visible_frame(view[["id", *RUN_COLUMNS]])
+    config = tables.config(shown[RUN_COLUMNS], {
+        "messages": st.column_config.NumberColumn("Messages", width="small"),
+        "requests": st.column_config.NumberColumn("Requests", width="small"),
+        "tokens": st.column_config.NumberColumn("Tokens", format="compact", width="small"),
+        "cost": st.column_config.NumberColumn("Cost", format="$%.4f", width="small"),
+        "errors": st.column_config.NumberColumn("Errors", width="small"),
+        "problems": st.column_config.NumberColumn("Problems", width="small"),
+    })
+    for name, label in RUN_LABELS.items():
+        config[name]["label"] = label
+    event = st.dataframe(shown, key="tv_runs", hide_index=True, on_select="rerun", selection_mode="single-row",
+                         placeholder=MISSING, column_order=RUN_COLUMNS, column_config=config)
     rows = event.selection.rows if event is not None else []
     if rows:
-        nav.go("timeline", trace=view.iloc[rows[0]]["id"])
+        row = view.iloc[rows[0]]
+        nav.go(row["page"], trace=row["id"])
     if current and current in set(df["id"]):
-        nav.link("timeline", "Back to the trace being read", trace=current, icon=":material/forum:")
+        nav.link(df.loc[df["id"] == current, "page"].iloc[0], "Back to the trace being read", trace=current,
+                 icon=":material/forum:")
 
 
 # -- inputs and their problems ------------------------------------------------------------
-def _inputs(cols) -> None:
+def inputs_frame(cols, new=()) -> pd.DataFrame:
     rows = []
     for c in cols:
         for inp in c.inputs:
-            rows.append({"input": inp["name"], "opened as": c.label, "format": inp.get("format") or "not read",
-                         "size": fmt.size(inp.get("size")), "traces": len(inp.get("traces") or []),
-                         "problems": len(inp.get("problems") or [])})
-    if not rows:
+            rows.append({"input": inp["name"], "traces": len(inp.get("traces") or []),
+                         "problems": len(c.input_problems(inp)),
+                         "format": inp.get("format") or inp.get("note") or "not read",
+                         "size": fmt.size(inp.get("size")), "opened as": source_label(c, new)})
+    return pd.DataFrame(rows, columns=["input", "traces", "problems", "format", "size", "opened as"])
+
+
+def _inputs(cols) -> None:
+    new = st.session_state.get(NEW_UPLOAD) or ()
+    df = inputs_frame(cols, new)
+    if df.empty:
         return
-    st.subheader(f"Inputs · {len(rows)}")
+    st.subheader(f"Inputs · {len(df)}")
     with st.container(horizontal=True):
         for c in cols:
-            if st.button(fmt.md_text(c.label, 60), key=f"tv_close_{c.key}", icon=":material/close:",
+            if st.button(fmt.md_text(source_label(c, new), 60), key=f"tv_close_{c.key}", icon=":material/close:",
                          help="close: remove from this list (links to its traces keep working)"):
                 state.remove_loaded(c.key)
                 st.rerun()
-    st.dataframe(fmt.visible_frame(pd.DataFrame(rows)), hide_index=True)
-    bad = [(c, inp) for c in cols for inp in c.inputs if inp.get("problems")]
-    for c, inp in bad[:MAX_PROBLEM_PANELS]:
-        probs = inp["problems"]
+    shown = fmt.visible_frame(df)
+    st.dataframe(shown, hide_index=True, placeholder=MISSING, column_config=tables.config(shown))
+    bad = [(c, inp, c.input_problems(inp)) for c in cols for inp in c.inputs]
+    bad = [b for b in bad if b[2]]
+    for c, inp, probs in bad[:MAX_PROBLEM_PANELS]:
         title = (f"{fmt.md_text(inp['name'], 120)} · {len(probs)} problem{'s' * (len(probs) != 1)}"
                  + (" · nothing loaded" if not inp.get("traces") else ""))
         with st.expander(title, icon=":material/warning:"):
-            st.dataframe(fmt.visible_frame(problems_frame(probs)), hide_index=True)
+            _problems_table(probs)
     if len(bad) > MAX_PROBLEM_PANELS:
-        rest = [p for _, inp in bad[MAX_PROBLEM_PANELS:] for p in inp["problems"]]
+        rest = [p for _, _, probs in bad[MAX_PROBLEM_PANELS:] for p in probs]
         with st.expander(f"{len(bad) - MAX_PROBLEM_PANELS} more inputs with problems", icon=":material/warning:"):
-            st.dataframe(fmt.visible_frame(problems_frame(rest)), hide_index=True)
+            _problems_table(rest)
+    if any(p["message"].startswith(registry.UNSUPPORTED) for _, _, probs in bad for p in probs):
+        with st.expander("Formats traceview reads", icon=":material/help:"):
+            st.dataframe(supported_frame(), hide_index=True, column_config=tables.config(supported_frame()))
+
+
+def supported_frame() -> pd.DataFrame:
+    """The registered formats (built-ins and plug-ins), by name and title."""
+    return pd.DataFrame([{"format": f.name, "title": f.title, "what it reads": f.description}
+                         for f in registry.formats()], columns=["format", "title", "what it reads"])
+
+
+PROBLEM_MESSAGE_PX = 680  # the message is what a problem panel is read for: wider than other text
+
+
+def _problems_table(problems: list[dict]) -> None:
+    shown = fmt.visible_frame(problems_frame(problems))
+    config = tables.config(shown)
+    config["message"]["width"] = max(config["message"]["width"], PROBLEM_MESSAGE_PX)
+    st.dataframe(shown, hide_index=True, placeholder=MISSING, column_config=config)
 
 
 def problems_frame(problems: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame([{"file": p.get("file"), "line": p.get("line"), "record": p.get("record"),
-                          "path": p.get("path") or "", "message": p.get("message")} for p in problems],
-                        columns=["file", "line", "record", "path", "message"])
+    """Problems as a table: what went wrong first, then where (the file last: a panel is one
+    input's, though a problem may name a file read with it)."""
+    return pd.DataFrame([{"message": p.get("message"), "line": p.get("line"), "record": p.get("record"),
+                          "path": p.get("path") or "", "file": p.get("file")} for p in problems],
+                        columns=["message", "line", "record", "path", "file"])

@@ -19,7 +19,7 @@ from viewer.pages import nav
 
 from viewer.render import html as render
 
-from viewer.pages import state
+from viewer.pages import state, tables
 from viewer.analysis import metrics as md
 from viewer.analysis import requests as rd
 
@@ -74,11 +74,10 @@ def _header(trace: dict, rows: pd.DataFrame) -> None:
     bits = [_count(len(rows), "request")] + [_count(kinds[k], k) for k in rd.KINDS if k in kinds]
     if not rows.empty:
         bits.append(_count(int(rows["lane"].max()) + 1, "lane"))
-    st.caption(" · ".join(bits), help=KIND_HELP)
-    links = st.columns([1, 1, 6])
-    with links[0]:
+    # One line: the counts, then the links to the trace's other pages.
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+        st.caption(" · ".join(bits), help=KIND_HELP, width="content")
         nav.link("timeline", "Timeline", trace=trace["id"], icon=":material/forum:")
-    with links[1]:
         nav.link("metrics", "Metrics", trace=trace["id"], icon=":material/monitoring:")
 
 
@@ -88,12 +87,15 @@ def _count(n, what: str) -> str:
 
 
 def _table(rows: pd.DataFrame, chosen: str | None) -> pd.DataFrame:
-    f1, f2, f3 = st.columns([3, 3, 1.4], vertical_alignment="bottom")
     present = [k for k in rd.KINDS if (rows["kind"] == k).any()]
-    kinds = f1.multiselect("Kinds", present, key="tv_req_kinds", placeholder="all kinds", help=KIND_HELP)
     models = sorted(rows["model"].dropna().unique())
-    pick = f2.multiselect("Models", models, key="tv_req_models", placeholder="all models") if len(models) > 1 else []
-    only_err = f3.toggle("Only errors", key="tv_req_errors")
+    # The filters on one row, their names in the boxes ("all kinds") rather than above them.
+    with st.container(horizontal=True, vertical_alignment="center"):
+        kinds = st.multiselect("Kinds", present, key="tv_req_kinds", placeholder="all kinds",
+                               label_visibility="collapsed", width=280)
+        pick = (st.multiselect("Models", models, key="tv_req_models", placeholder="all models",
+                               label_visibility="collapsed", width=360) if len(models) > 1 else [])
+        only_err = st.toggle("Only errors", key="tv_req_errors")
     view = rows
     if kinds:
         view = view[view["kind"].isin(kinds)]
@@ -120,16 +122,18 @@ def _table(rows: pd.DataFrame, chosen: str | None) -> pd.DataFrame:
 
 
 TABLE_PAGE = 100  # rows of the request table drawn at once
+# Where a request sits in the forest and what it changed come first, then the call itself.
 TABLE_COLUMNS = [
     ("request", "text", "#n is the place in time order; ├─ opens a side branch (a rewind or a retry) "
                         "beside the line. Click to choose the request."),
-    ("kind", "text", KIND_HELP), ("model", "text", ""), ("time", "text", "UTC"),
-    ("duration (s)", "num", ""), ("input", "num", "input tokens, cached ones excluded"), ("output", "num", ""),
-    ("cache read", "num", ""), ("cache write", "num", ""), ("cost", "num", "empty: no price known for this model"),
-    ("stop", "text", ""), ("new", "num", "messages sent that the parent's conversation lacked"),
+    ("kind", "text", KIND_HELP), ("parent", "num", ""),
+    ("new", "num", "messages sent that the parent's conversation lacked"),
     ("changed", "num", "messages of the parent's conversation sent again edited (same place, same role)"),
     ("dropped", "num", "messages of the parent's conversation not sent again (a rewind or a compaction)"),
-    ("parent", "num", ""), ("error", "text", ""),
+    ("model", "text", ""), ("time", "text", "UTC"),
+    ("duration (s)", "num", ""), ("input", "num", "input tokens, cached ones excluded"), ("output", "num", ""),
+    ("cache read", "num", ""), ("cache write", "num", ""), ("cost", "num", "empty: no price known for this model"),
+    ("stop", "text", ""), ("error", "text", ""),
 ]
 
 
@@ -143,10 +147,10 @@ def _table_html(view: pd.DataFrame, chosen: str | None, tid: str | None) -> str:
     selected = None
     for i, r in enumerate(view.itertuples(index=False)):
         error = r.error if isinstance(r.error, str) and r.error else None
-        rows.append([f"{r.prefix}#{r.n}", r.kind, r.model, r.time, num(r.duration_ms, "{:.2f}", 1000),
+        rows.append([f"{r.prefix}#{r.n}", r.kind, num(r.parent_n, "#{:.0f}"), num(r.new), num(r.changed),
+                     num(r.dropped), r.model, r.time, num(r.duration_ms, "{:.2f}", 1000),
                      num(r.input), num(r.output), num(r.cache_read), num(r.cache_write), num(r.cost, "${:.4f}"),
-                     r.stop_reason, num(r.new), num(r.changed), num(r.dropped), num(r.parent_n, "#{:.0f}"),
-                     error[:200] if error else None])
+                     r.stop_reason, error[:200] if error else None])
         links.append("?" + urlencode({"trace": tid, "request": r.id}) if tid else None)
         marks.append("tv-bad" if error else "")
         if r.id == chosen:
@@ -289,7 +293,8 @@ def _tools(changes: dict, has_parent: bool) -> None:
                   + [(t["name"], "description or parameters changed") for t in changed]
                   + [(t["name"], "same as parent" if has_parent else "offered") for t in kept])
         if status:
-            st.dataframe(fmt.visible_frame(pd.DataFrame(status, columns=["tool", "status"])), hide_index=True)
+            frame = fmt.visible_frame(pd.DataFrame(status, columns=["tool", "status"]))
+            st.dataframe(frame, hide_index=True, width="content", column_config=tables.config(frame))
         else:
             st.caption("No tools offered.")
 

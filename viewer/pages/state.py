@@ -191,7 +191,8 @@ def paths_from(argv: list[str], main_script: str) -> list[str]:
 
 
 def themed(html: str) -> str:
-    """Rendered trace HTML inside the app's current theme (light or dark): the stylesheet
-    colours code by these classes."""
-    theme = "tv-dark" if st.context.theme.type == "dark" else "tv-light"
-    return f'<div class="{theme}">{html}</div>'
+    """Rendered trace HTML as the page shows it. Its stylesheet takes every colour from the
+    colour scheme Streamlit sets for the theme the reader chose (CSS `light-dark()`), so a
+    theme switch recolours it at once; the server, which hears of a switch only on the next
+    rerun, never picks a theme for it."""
+    return html

@@ -33,48 +33,52 @@ def page() -> None:
 
     # Header and filters first in the page, filled after the page of messages so that it
     # reaches the browser first. Widget values are in session state before the widgets run.
-    header, controls = st.container(), st.container()
+    header = st.container()
+    controls = st.container(key="tv_controls")  # stays in view (sticky) while reading
 
     reqs = [col.requests[r] for r in trace.get("requests") or () if r in col.requests]
-    branches = col.memo(("branches", tid), lambda: conv.branches(trace, col.requests))
+    branches = col.memo(("branches", tid), lambda: conv.branches(trace, col.requests, col.messages))
     by_key = {b.key: b for b in branches}
-    bkey = st.query_params.get("branch") or conv.MAIN
-    branch = by_key.get(bkey) or by_key[conv.MAIN]
-    items = col.memo(("items", tid, branch.key), lambda: conv.build_items(branch.message_ids, col.messages, reqs))
+    branch = by_key.get(ss.get("branch") or st.query_params.get("branch")) or branches[0]
+    ss["branch"] = branch.key
+    items = col.memo(("items", tid, branch.key),
+                     lambda: conv.build_items(branch.message_ids, col.messages, reqs, branch.errors, branch.marks))
+    everything = items if branch is branches[0] else col.memo(
+        ("items", tid, branches[0].key), lambda: conv.build_items(
+            branches[0].message_ids, col.messages, reqs, branches[0].errors, branches[0].marks))
 
     present = [r for r in ROLE_LABELS if any(r in conv.roles_of(it) for it in items)]
     role_of = {ROLE_LABELS[r]: r for r in present}
-    roles = [role_of[r] for r in ss.get("tv_roles") or () if r in role_of]
-    query = ss.get("tv_find") or ""
-    visible = conv.filter_items(items, roles, ss.get("tv_hide_thinking", False), ss.get("tv_only_errors", False))
+    roles = [role_of[r] for r in _bound("roles", list) or () if r in role_of]
+    query = _bound("find") or ""
+    visible = conv.filter_items(items, roles, _bound("thinking", bool), _bound("errors", bool))
     hit_idx, occurrences = conv.find(visible, query)
-    hits = ss["tv_hits"] = sorted({visible[i]["position"] for i in hit_idx})
+    hits = ss["tv_hits"] = [visible[i]["n"] for i in hit_idx]
+    ss["tv_visible"] = [it["n"] for it in visible]
+    ss["tv_error_ns"] = [it["n"] for it in items if conv.is_error(it)]
+    if ss.pop("tv_find_jump", False) and hits:  # Enter in the find box: the first match from here on
+        cur = _current()
+        _set_msg(next((n for n in hits if n >= cur), hits[0]), focus=True)
 
-    _reading(col, visible, len(items), len(branch.message_ids), query, hits, occurrences)
+    _reading(col, visible, len(items), query, hits, occurrences)
     with header:
-        _header(col, trace)
+        _header(col, trace, everything)
     with controls:
-        if len(branches) > 1:
-            labels = [b.label for b in branches]
-            ss["tv_branch_keys"] = {b.label: b.key for b in branches}
-            st.selectbox("Branch", labels, index=labels.index(branch.label), key="tv_branch",
-                         on_change=_on_branch, help="A forked log has one conversation per leaf request; "
-                         "main is the trace's timeline (root to the latest leaf).")
-        _filters(list(role_of), bool(hits))
+        _filters(branches, list(role_of), bool(hits))
 
 
 @st.fragment
-def _reading(col, visible: list, n_items: int, n_positions: int, query: str, hits: list, occurrences: int) -> None:
+def _reading(col, visible: list, n_items: int, query: str, hits: list, occurrences: int) -> None:
     """The page bar, the status line and the page of messages.
 
     A fragment: moving between pages, expanding a message or showing raw JSON reruns only
     this part (the header, the filters and the page around it stay as they are)."""
     ss = st.session_state
-    page_size = ss.get("tv_page_size", 50)
-    msg = _msg_param(n_positions)
+    page_size = _page_size()
+    msg = _msg_param(n_items)
     pg = conv.page_of(visible, msg, page_size)
     n_pages = conv.page_count(len(visible), page_size)
-    ss["tv_page_starts"] = [visible[i]["position"] for i in range(0, len(visible), page_size)] or [0]
+    ss["tv_page_starts"] = [visible[i]["n"] for i in range(0, len(visible), page_size)] or [1]
     ss["tv_page_index"] = pg
     page_items = visible[pg * page_size:(pg + 1) * page_size]
 
@@ -82,63 +86,105 @@ def _reading(col, visible: list, n_items: int, n_positions: int, query: str, hit
     with messages:
         _messages(page_items, query, msg, pg, n_pages)
     with status:
-        st.caption(_status(page_items, pg * page_size, visible, n_items, query, hits, occurrences))
+        st.caption(_status(page_items, visible, n_items, query, hits, occurrences))
     with bar:
         _page_bar(col, page_items, pg, n_pages)
 
 
-def _filters(role_labels: list[str], any_hits: bool) -> None:
-    c_roles, c_think, c_err, c_find, c_prev, c_next = st.columns([2.6, 1.5, 1.5, 2.6, 0.8, 0.8],
-                                                                 vertical_alignment="bottom")
-    chosen = st.session_state.get("tv_roles") or []
+def _filters(branches: list, role_labels: list[str], any_hits: bool) -> None:
+    """One row: which conversation, find with its steps, the first error, and the filters
+    folded into a popover that says how many are on."""
+    ss = st.session_state
+    widths = ([3.4] if len(branches) > 1 else []) + [3.2, 2.3, 1.5]
+    cols = st.columns(widths, vertical_alignment="bottom", gap="small")
+    if len(branches) > 1:
+        labels = {b.key: b.label for b in branches}
+        cols.pop(0).selectbox("Conversation", list(labels), format_func=labels.get, key="branch",
+                              on_change=_on_branch,
+                              help="Everything the trace holds in time order (where a request forks, "
+                                   "rewinds or starts anew is marked), or one conversation of it.")
+    c_find, c_steps, c_more = cols
+    c_find.text_input("Find in trace", key="find", placeholder="text, tool name, call id…", bind="query-params",
+                      on_change=_on_find, help="Enter jumps to the first match · N next match, "
+                      "P previous · J / K next / previous message · E first error")
+    with c_steps.container(horizontal=True, gap="small", wrap=False):
+        st.button("", key="tv_prev", help="previous match (P)", on_click=_on_step, args=(False,),
+                  disabled=not any_hits, icon=":material/keyboard_arrow_up:", shortcut="P")
+        st.button("", key="tv_next", help="next match (N)", on_click=_on_step, args=(True,),
+                  disabled=not any_hits, icon=":material/keyboard_arrow_down:", shortcut="N")
+        st.button("", key="tv_first_error", help="first error (E)", on_click=_on_first_error,
+                  disabled=not ss.get("tv_error_ns"), icon=":material/error:", shortcut="E")
+    chosen = ss.get("roles") or []
     if any(r not in role_labels for r in chosen):  # another branch may lack a chosen role
-        st.session_state["tv_roles"] = [r for r in chosen if r in role_labels]
-    c_roles.multiselect("Roles", role_labels, key="tv_roles", placeholder="all roles")
-    c_think.toggle("Hide thinking", key="tv_hide_thinking")
-    c_err.toggle("Only errors", key="tv_only_errors")
-    c_find.text_input("Find in trace", key="tv_find", placeholder="text, tool name, id…")
-    c_prev.button("Prev", key="tv_prev", help="previous match", on_click=_on_step, args=(False,),
-                  disabled=not any_hits, width="stretch")
-    c_next.button("Next", key="tv_next", help="next match", on_click=_on_step, args=(True,),
-                  disabled=not any_hits, width="stretch")
+        ss["roles"] = [r for r in chosen if r in role_labels]
+    on = len(_bound("roles", list) or ()) + bool(_bound("thinking", bool)) + bool(_bound("errors", bool))
+    with c_more.popover(f"Filters · {on} on" if on else "Filters", icon=":material/filter_list:", width="stretch"):
+        st.multiselect("Roles", role_labels, key="roles", placeholder="all roles", bind="query-params")
+        st.toggle("Hide thinking", key="thinking", bind="query-params")
+        st.toggle("Only errors", key="errors", bind="query-params")
 
 
 def _page_bar(col, page_items: list, pg: int, n_pages: int) -> None:
     ss = st.session_state
-    bar = st.columns([4, 3, 3, 1.4], vertical_alignment="bottom")
+    bar = st.columns([4, 1.3, 1.6], vertical_alignment="bottom", gap="small")
     with bar[0]:
         if ss.get("tv_page") != pg + 1:  # `msg` moved (a find jump, a link): follow it
             ss["tv_page"] = pg + 1
         st.pagination(n_pages, key="tv_page", on_change=_on_page, max_visible_pages=9)
+    with bar[1].container(horizontal=True, gap="small", wrap=False):
+        st.button("", key="tv_prev_msg", help="previous message (K)", on_click=_on_message_step, args=(-1,),
+                  icon=":material/arrow_upward:", shortcut="K")
+        st.button("", key="tv_next_msg", help="next message (J)", on_click=_on_message_step, args=(1,),
+                  icon=":material/arrow_downward:", shortcut="J")
     long_ids = ss["tv_expand_options"] = _long_messages(page_items, ss.get("tv_expanded", set()))
-    bar[1].selectbox("Expand a long message", list(long_ids), index=None, key="tv_expand",
+    raw_opts = _raw_options(page_items)
+    with bar[2].popover("This page", icon=":material/tune:", width="stretch"):
+        st.selectbox("Expand a long message", list(long_ids), index=None, key="tv_expand",
                      on_change=_on_expand, placeholder=(
                          f"{len(long_ids)} shortened on this page" if long_ids else "nothing shortened here"),
                      disabled=not long_ids)
-    raw_opts = _raw_options(page_items)
-    raw = bar[2].selectbox("Raw JSON of", list(raw_opts), index=None, key="tv_raw",
-                           placeholder="a message on this page")
-    bar[3].selectbox("Per page", PAGE_SIZES, key="tv_page_size", index=PAGE_SIZES.index(50),
-                     on_change=_on_page_size)
-    if raw:
+        st.selectbox("Raw JSON of", list(raw_opts), index=None, key="tv_raw", placeholder="a message on this page")
+        st.selectbox("Per page", PAGE_SIZES, key="per_page", index=PAGE_SIZES.index(50),
+                     on_change=_on_page_size, bind="query-params")
+    raw = ss.get("tv_raw")
+    if raw in raw_opts:
         _raw(col, raw_opts[raw], raw)
 
 
-def _status(page_items, before: int, visible, n_items: int, query, hits, occurrences) -> str:
+def _page_size() -> int:
+    size = _int(_bound("per_page"))
+    return size if size in PAGE_SIZES else 50
+
+
+def _bound(key: str, kind=str):
+    """A URL-bound widget's value before the widget runs: its session value once it has
+    one, else what the URL says (a first load, a shared link)."""
+    ss = st.session_state
+    if key in ss:
+        return ss[key]
+    if kind is list:
+        return st.query_params.get_all(key)
+    v = st.query_params.get(key)
+    if kind is bool:
+        return v == "true"
+    return v
+
+
+def _status(page_items, visible, n_items: int, query, hits, occurrences) -> str:
     if not page_items:
         out = "No message matches these filters."
     else:
-        out = (f"Messages #{page_items[0]['position']}–#{page_items[-1]['position']} · entries "
-               f"{before + 1}–{before + len(page_items)} of {len(visible)}")
+        first, last = page_items[0]["n"], page_items[-1]["n"]
+        out = f"Entries {first}–{last} of {n_items}"
         if len(visible) != n_items:
-            out += f" (filtered from {n_items})"
+            out += f" · {len(visible)} match the filters"
         if any(it.get("result") for it in page_items):
             out += " · tool results sit with their calls"
     if query:
         at = st.session_state.get("tv_focus")
         k = f"match {hits.index(at) + 1} of " if at in hits else ""
-        out += (f" · find: {k}{len(hits)} message{'s' * (len(hits) != 1)}, {occurrences} hit{'s' * (occurrences != 1)}"
-                if hits else " · find: no match")
+        out += (f" · find: {k}{len(hits)} entr{'ies' if len(hits) != 1 else 'y'}, "
+                f"{occurrences} hit{'s' * (occurrences != 1)}" if hits else " · find: no match")
     return out
 
 
@@ -151,14 +197,14 @@ def _messages(page_items: list, query: str, msg: int, pg: int, n_pages: int) -> 
                                   expanded=frozenset(ss.get("tv_expanded", ())))
     st.html(state.themed(body))
     focus = ss.get("tv_focus")
-    if focus is not None and any(it["position"] == focus for it in page_items):
+    if focus is not None and any(it["n"] == focus for it in page_items):
         st.html(f"<style>.tv-root #msg-{int(focus)} {{ outline: 2px solid #fb8500; outline-offset: 3px; }}</style>")
     if ss.pop("tv_scroll", False):
         target = msg if focus is None else focus
         # Messages off the screen are laid out only when they come near it (content-visibility
         # in the stylesheet), so their heights are estimates until then: the ones above the
         # target are laid out for real, or the scroll would land off the mark.
-        above = [int(it["position"]) for it in page_items if it["position"] < target]
+        above = [int(it["n"]) for it in page_items if it["n"] < target]
         if above:
             st.html("<style>%s { content-visibility: visible; }</style>"
                     % ", ".join(f".tv-root #msg-{p}" for p in above))
@@ -172,38 +218,42 @@ def _messages(page_items: list, query: str, msg: int, pg: int, n_pages: int) -> 
 
 
 # -- header --------------------------------------------------------------------------------
-def _header(col, trace: dict) -> None:
+def _header(col, trace: dict, everything: list) -> None:
+    """Title, one line of what the trace is, one of its counts (over everything the default
+    view shows), its problems and patches folded away."""
     tot = trace.get("totals") or {}
-    st.subheader(fmt.md_text(trace.get("title") or trace["id"], 200))
+    st.markdown(f"#### {fmt.md_text(trace.get('title') or trace['id'], 200)}")
     bits = [trace.get("format"), ", ".join(trace.get("models") or []) or None, trace.get("source"),
             fmt.when(trace.get("started_at")) if trace.get("started_at") else None]
-    st.caption(" · ".join(fmt.md_text(b, 160) for b in bits if b))
+    n_msgs = len({it["position"] for it in everything if not str(it["message"].get("id")).startswith("request:")})
+    n_calls = sum(len(conv._calls(it["message"])) for it in everything)
+    errors = sum(1 for it in everything if conv.is_error(it))
     unpriced = tot.get("unpriced_requests") or 0
-    errors = tot.get("errors") or 0
-    stats = [f"**{tot.get('requests', 0):,}** requests", f"**{tot.get('messages', 0):,}** messages",
-             f"**{fmt.tokens(fmt.total_tokens(tot))}** tokens (in {fmt.tokens(tot.get('input'))}, "
-             f"out {fmt.tokens(tot.get('output'))}, cache read {fmt.tokens(tot.get('cache_read'))}, "
-             f"cache write {fmt.tokens(tot.get('cache_write'))})",
-             f"**{fmt.cost(tot.get('cost'))}**" + (f" ({unpriced} unpriced)" if unpriced else ""),
+    stats = [f"**{tot.get('requests', 0):,}** requests", f"**{n_msgs:,}** messages",
+             f"**{n_calls:,}** tool calls",
+             f"tokens **{fmt.tokens_summary(tot)}**",
+             (f"**{fmt.cost(tot.get('cost'))}**" if tot.get("cost") is not None else "no prices")
+             + (f" ({unpriced} unpriced)" if unpriced else ""),
              f"**{fmt.duration(trace.get('duration_ms'))}**",
              f"outcome **{trace.get('outcome') or 'unknown'}**",
              f":red[**{errors:,}** error{'s' * (errors != 1)}]" if errors else "no errors"]
-    st.markdown(" · ".join(stats))
+    st.caption(" · ".join(fmt.md_text(b, 160) for b in bits if b) + "  \n" + " · ".join(stats))
     if trace.get("outcome_detail"):
         st.caption(fmt.md_text(trace["outcome_detail"], 400))
     probs = trace.get("problems") or []
+    patches = [a for a in trace.get("artifacts") or []
+               if isinstance(a, dict) and a.get("kind") in PATCH_KINDS and isinstance(a.get("content"), str)]
+    if not probs and not patches:
+        return
+    c_probs, c_patches = st.columns(2)
     if probs:
-        with st.expander(f"{len(probs)} problem{'s' * (len(probs) != 1)} while reading this trace",
-                         icon=":material/warning:"):
+        with c_probs.expander(f"{len(probs)} problem{'s' * (len(probs) != 1)} while reading this trace",
+                              icon=":material/warning:"):
             from viewer.pages.open import problems_frame  # pandas only when there are problems
 
             st.dataframe(fmt.visible_frame(problems_frame(probs)), hide_index=True)
-    patches = [a for a in trace.get("artifacts") or []
-               if isinstance(a, dict) and a.get("kind") in PATCH_KINDS and isinstance(a.get("content"), str)]
-    if len(patches) == 1:
-        st.html(state.themed(render.render_patch(patches[0]["content"], patches[0].get("title") or "patch")))
-    elif patches:
-        with st.expander(f"{len(patches)} patches", icon=":material/difference:"):
+    if patches:
+        with c_patches.expander(f"{len(patches)} patch{'es' * (len(patches) != 1)}", icon=":material/difference:"):
             for a in patches[:MAX_PATCHES]:
                 st.html(state.themed(render.render_patch(a["content"], a.get("title") or "patch")))
             if len(patches) > MAX_PATCHES:
@@ -211,13 +261,19 @@ def _header(col, trace: dict) -> None:
 
 
 # -- state changes (callbacks run before the page is drawn again) ---------------------------
+FILTER_KEYS = ("find", "roles", "thinking", "errors", "branch")
+
+
 def _reset_view(tid: str) -> None:
     ss = st.session_state
     ss["tv_view_of"] = tid
     ss["tv_expanded"] = set()
     ss["tv_focus"] = None
-    for k in ("tv_raw", "tv_find", "tv_roles", "tv_hide_thinking", "tv_only_errors", "tv_branch"):
-        ss.pop(k, None)
+    ss.pop("tv_raw", None)
+    if ss.get("tv_view_keys_of") not in (None, tid):  # another trace was read: its filters go
+        for k in FILTER_KEYS:
+            ss.pop(k, None)
+    ss["tv_view_keys_of"] = tid
     # A link naming a message scrolls there once.
     if st.query_params.get("msg"):
         ss["tv_scroll"] = True
@@ -226,7 +282,7 @@ def _reset_view(tid: str) -> None:
 
 def _msg_param(n: int) -> int:
     m = _int(st.query_params.get("msg"))
-    return min(max(m or 0, 0), max(n - 1, 0))
+    return min(max(m or 1, 1), max(n, 1))
 
 
 def _int(v) -> int | None:
@@ -236,20 +292,26 @@ def _int(v) -> int | None:
         return None
 
 
-def _set_msg(pos: int, *, focus: bool, scroll: bool = True) -> None:
-    st.query_params["msg"] = str(pos)
-    st.session_state["tv_focus"] = pos if focus else None
+def _set_msg(n: int, *, focus: bool, scroll: bool = True) -> None:
+    st.query_params["msg"] = str(n)
+    st.session_state["tv_focus"] = n if focus else None
     st.session_state["tv_scroll"] = scroll
 
 
+def _current() -> int:
+    ss = st.session_state
+    cur = ss.get("tv_focus")
+    return cur if cur is not None else (_int(st.query_params.get("msg")) or 1)
+
+
 def _on_page() -> None:
-    starts = st.session_state.get("tv_page_starts") or [0]
+    starts = st.session_state.get("tv_page_starts") or [1]
     n = min(max(int(st.session_state.get("tv_page") or 1), 1), len(starts))
     _set_msg(starts[n - 1], focus=False)
 
 
 def _on_page_step(delta: int) -> None:
-    starts = st.session_state.get("tv_page_starts") or [0]
+    starts = st.session_state.get("tv_page_starts") or [1]
     cur = st.session_state.get("tv_page_index") or 0
     _set_msg(starts[min(max(cur + delta, 0), len(starts) - 1)], focus=False)
 
@@ -260,33 +322,52 @@ def _on_page_size() -> None:
 
 def _on_step(forward: bool) -> None:
     ss = st.session_state
-    hits = ss.get("tv_hits") or []
     cur = ss.get("tv_focus")
     if cur is None:  # start from the page being read
-        cur = _int(st.query_params.get("msg")) or 0
+        cur = _current()
         cur = cur - 1 if forward else cur + 1
-    pos = conv.step_hit(hits, cur, forward)
-    if pos is not None:
-        _set_msg(pos, focus=True)
+    n = conv.step_hit(ss.get("tv_hits") or [], cur, forward)
+    if n is not None:
+        _set_msg(n, focus=True)
+
+
+def _on_find() -> None:
+    st.session_state["tv_find_jump"] = True  # the hits of the new text are counted on the rerun
+
+
+def _on_first_error() -> None:
+    errs = st.session_state.get("tv_error_ns") or []
+    if errs:
+        _set_msg(errs[0], focus=True)
+
+
+def _on_message_step(delta: int) -> None:
+    shown = st.session_state.get("tv_visible") or []
+    cur = _current()
+    if st.session_state.get("tv_focus") is None and delta > 0:
+        cur -= 1  # nothing focused yet: the first step goes to the message at the top
+    later = [n for n in shown if n > cur] if delta > 0 else [n for n in shown if n < cur]
+    if later:
+        _set_msg(later[0] if delta > 0 else later[-1], focus=True)
 
 
 def _on_expand() -> None:
     ss = st.session_state
     choice = (ss.get("tv_expand_options") or {}).get(ss.get("tv_expand"))
     if choice:
-        ids, pos = choice
+        ids, n = choice
         ss.setdefault("tv_expanded", set()).update(ids)
-        _set_msg(pos, focus=True)
+        _set_msg(n, focus=True)
     ss["tv_expand"] = None
 
 
 def _on_branch() -> None:
-    key = (st.session_state.get("tv_branch_keys") or {}).get(st.session_state.get("tv_branch")) or conv.MAIN
-    if key == conv.MAIN:
+    key = st.session_state.get("branch")
+    if key == conv.ALL:
         st.query_params.pop("branch", None)
     else:
         st.query_params["branch"] = key
-    st.query_params["msg"] = "0"
+    st.query_params["msg"] = "1"
     st.session_state["tv_focus"] = None
 
 
@@ -301,8 +382,8 @@ def _long_messages(page_items, expanded) -> dict:
         if not big:
             continue
         size = sum(render.message_size(x) for x in big)
-        label = _unique(out, f"#{it['position']} {ROLE_LABELS.get(m.get('role'), 'message')} · {size:,} chars")
-        out[label] = ([x["id"] for x in big], it["position"])
+        label = _unique(out, f"#{it['n']} {ROLE_LABELS.get(m.get('role'), 'message')} · {size:,} chars")
+        out[label] = ([x["id"] for x in big], it["n"])
     return out
 
 
@@ -313,7 +394,7 @@ def _raw_options(page_items) -> dict:
         for x, role in ((it["message"], None), (it.get("result"), "tool_result")):
             if x and x["id"] not in seen:
                 seen.add(x["id"])
-                out[_unique(out, f"#{it['position']} {ROLE_LABELS.get(role or x.get('role'), 'message')}")] = x["id"]
+                out[_unique(out, f"#{it['n']} {ROLE_LABELS.get(role or x.get('role'), 'message')}")] = x["id"]
     return out
 
 

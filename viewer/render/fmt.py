@@ -20,6 +20,8 @@ _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # when every character is escaped. An invisible word joiner where such text starts keeps it text.
 _LINK_START = re.compile(r"(?i)(https?|ftp|www|mailto|xmpp)(?=[:.])|(?=@)")
 _WORD_JOINER = "\u2060"
+# A pair of backticks around text with no backtick in it; the split keeps the text between.
+_CODE_SPAN = re.compile(r"`([^`]+)`")
 
 
 def visible(value, mark: str = "<U+{:04X}>") -> str:
@@ -51,9 +53,19 @@ def _one_line(value, limit: int | None) -> str:
 
 def md_text(value, limit: int = 300) -> str:
     """Untrusted text as literal Markdown on one line: no formatting, HTML or link, and its
-    bidirectional controls shown."""
-    s = _LINK_START.sub(lambda m: (m.group(1) or "") + _WORD_JOINER, _one_line(value, limit))
-    return _MD_SPECIAL.sub(r"\\\1", s)
+    bidirectional controls shown.
+
+    Text between a pair of backticks (`parseConfig`) becomes a code span, as its writer meant:
+    a code span shows its content as it is (no escape, link, HTML or maths is read inside it).
+    Every other special character is backslash-escaped; a lone backtick shows as itself."""
+    out = []
+    for k, piece in enumerate(_CODE_SPAN.split(_one_line(value, limit))):
+        if k % 2:
+            out.append(f"`{piece}`")
+        elif piece:
+            piece = _LINK_START.sub(lambda m: (m.group(1) or "") + _WORD_JOINER, piece)
+            out.append(_MD_SPECIAL.sub(r"\\\1", piece))
+    return "".join(out)
 
 
 def chart_text(value, limit: int | None = None) -> str:
@@ -85,10 +97,17 @@ def chart_labels(values, limit: int | None = None) -> list[str]:
     return out
 
 
+NO_USAGE = "no usage recorded"
+MISSING = "—"  # a value that is not known, in any table or tile
+
+
 def tokens(n) -> str:
-    if n is None:
+    """A token count, short ("35.6k"); "—" when unknown (None or NaN)."""
+    if n is None or isinstance(n, bool):
         return "—"
     n = float(n)
+    if n != n:
+        return "—"
     for unit, size in (("M", 1e6), ("k", 1e3)):
         if abs(n) >= size:
             return f"{n / size:.1f}{unit}".replace(".0" + unit, unit)
@@ -96,7 +115,7 @@ def tokens(n) -> str:
 
 
 def cost(usd) -> str:
-    if usd is None:
+    if usd is None or isinstance(usd, bool) or usd != usd:
         return "—"
     if usd == 0:
         return "$0"
@@ -106,18 +125,36 @@ def cost(usd) -> str:
 
 
 def duration(ms) -> str:
-    if ms is None:
+    """Milliseconds as a person reads them: "850 ms", "58.5 s", "3 min 05 s", "16 h 15 min",
+    "2 d 03 h"; "—" when unknown."""
+    if ms is None or isinstance(ms, bool):
         return "—"
-    s = float(ms) / 1000
+    try:
+        ms = float(ms)
+    except (TypeError, ValueError):
+        return "—"
+    if ms != ms or ms in (float("inf"), float("-inf")):
+        return "—"
+    if ms < 0:
+        return "−" + duration(-ms)
+    s = ms / 1000
     if s < 1:
         return f"{int(ms)} ms"
-    if s < 60:
+    if s < 59.95:
         return f"{s:.1f} s"
-    m, s = divmod(int(s), 60)
+    m, s = divmod(int(round(s)), 60)
     if m < 60:
         return f"{m} min {s:02d} s"
     h, m = divmod(m, 60)
-    return f"{h} h {m:02d} min"
+    if h < 24:
+        return f"{h} h {m:02d} min"
+    d, h = divmod(h, 24)
+    return f"{d} d {h:02d} h"
+
+
+def seconds(s) -> str:
+    """`duration` for a number of seconds."""
+    return duration(None if s is None else float(s) * 1000)
 
 
 def when(ms, pattern: str = "%Y-%m-%d %H:%M UTC", missing: str = "—") -> str:
@@ -139,5 +176,67 @@ def size(nbytes) -> str:
     return f"{n:.1f} GB"
 
 
-def total_tokens(totals: dict) -> int:
-    return sum(int(totals.get(k) or 0) for k in ("input", "output", "cache_read", "cache_write"))
+TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
+
+
+def usage_known(totals: dict) -> bool:
+    """Whether a trace's totals rest on any recorded usage (`usage_requests`, counted by the
+    cook); documents cooked before that count existed: whether any token was counted."""
+    n = (totals or {}).get("usage_requests")
+    if n is None:
+        return any((totals or {}).get(k) for k in TOKEN_KINDS)
+    return n > 0
+
+
+def total_tokens(totals: dict) -> int | None:
+    """Input + output + cache read + cache write of a trace's totals; None when no request
+    recorded usage (unknown, not zero)."""
+    if not usage_known(totals):
+        return None
+    return sum(int(totals.get(k) or 0) for k in TOKEN_KINDS)
+
+
+def usage_tokens(totals: dict, kind: str) -> int | None:
+    """One kind of token of a trace's totals; None when no usage was recorded."""
+    return int(totals.get(kind) or 0) if usage_known(totals) else None
+
+
+def tokens_summary(totals: dict) -> str:
+    """"35.6k (in 20.5k, out 12.7k, cache read 2.4k)" or "no usage recorded"; with the
+    requests that recorded none when only some did."""
+    total = total_tokens(totals)
+    if total is None:
+        return NO_USAGE
+    parts = [f"{label} {tokens(totals.get(k) or 0)}" for k, label in
+             zip(TOKEN_KINDS, ("in", "out", "cache read", "cache write")) if totals.get(k) or k in ("input", "output")]
+    missing = (totals.get("requests") or 0) - (totals.get("usage_requests") or 0)
+    tail = f"; {missing} request{'s' * (missing != 1)} without usage" if totals.get("usage_requests") and missing > 0 \
+        else ""
+    return f"{tokens(total)} ({', '.join(parts)}{tail})"
+
+
+def cell(value) -> str:
+    """A table cell for any value: "—" for a missing one (None, NaN, NA), never "None"."""
+    try:
+        missing = value is None or bool(value != value)
+    except (TypeError, ValueError):  # pandas' NA has no truth value
+        missing = True
+    return "—" if missing else str(value)
+
+
+def grid(df, formats: dict | None = None):
+    """A table for a data grid: `visible_frame`, missing cells shown as "—" (give the grid
+    `placeholder=MISSING` too: it writes "None" for a missing value whatever the display
+    says), decimals by `number`, and `formats` (column -> function of a present value), for
+    display only, so numbers still sort as numbers."""
+    shown = visible_frame(df)
+    wanted = {c: number for c in shown.columns if shown[c].dtype.kind == "f"}
+    wanted.update({c: f for c, f in (formats or {}).items() if c in shown.columns})
+    return shown.style.format(na_rep=MISSING).format(wanted, na_rep=MISSING)
+
+
+def number(v) -> str:
+    """A plain number for a table: thousands separated, at most 4 decimals, no trailing zeros
+    ("12,500", "0.92", "0.0022")."""
+    s = f"{v:,.4f}".rstrip("0").rstrip(".")
+    return "0" if s in ("-0", "") else s

@@ -34,6 +34,8 @@ from pygments import highlight as _pyg_highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.lexers.special import TextLexer
+from pygments.styles import get_style_by_name
+from pygments.token import STANDARD_TYPES
 from pygments.util import ClassNotFound
 
 from viewer.render.fmt import visible
@@ -528,11 +530,17 @@ def _lines(s: str) -> list[str]:
     return lines
 
 
+_HUNK_RE = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@", re.M)
+
+
 @functools.lru_cache(maxsize=1024)
 def _unified(old: str, new: str, path: str) -> str:
-    return "".join(
+    """A diff of an edit's two strings. Their line numbers in the file are unknown (the edit
+    names text, not places), so hunks say "@@" without the made-up numbers."""
+    diff = "".join(
         difflib.unified_diff(_lines(old), _lines(new), f"a/{path.lstrip('/')}", f"b/{path.lstrip('/')}", n=3)
     )
+    return _HUNK_RE.sub("@@", diff)
 
 
 def _edit_diff(pairs: list[tuple[str, str]], path: str) -> str | None:
@@ -576,7 +584,24 @@ def _render_args(args: Any, ctx: _Ctx, full: bool, msg_id: str) -> str:
         )
     if args is None or args == {}:
         return '<div class="tv-args tv-empty">(no arguments)</div>'
+    if isinstance(args, dict) and any(isinstance(v, str) and "\n" in v for v in args.values()):
+        return f'<div class="tv-args">{_render_arg_list(args, ctx, full, msg_id)}</div>'
     return f'<div class="tv-args">{_render_json_obj(args, ctx, full, msg_id)}</div>'
+
+
+def _render_arg_list(args: dict, ctx: _Ctx, full: bool, msg_id: str) -> str:
+    """Arguments one by one, so that a multi-line string (a command, a script, a file's
+    text) reads with its real line breaks instead of as one escaped JSON string."""
+    out = []
+    budget = ctx.max_chars
+    for key, value in args.items():
+        text = _clean_text(value) if isinstance(value, str) else _dumps(value, indent=False)
+        shown, note = _clip(text, _Ctx(max(budget, 200), ctx.rx, ()), full, msg_id)
+        budget -= len(shown)
+        body = _plain_pre(shown, "tv-text tv-arg-value") if isinstance(value, str) else _hl(shown, "json", "json")
+        out.append(f'<div class="tv-arg"><span class="tv-arg-key">{ctx.mark(_esc(_short(key, 200)))}</span>'
+                   f"{ctx.mark(body)}{note}</div>")
+    return "".join(out)
 
 
 def _render_result(result: dict, ctx: _Ctx) -> str:
@@ -696,7 +721,7 @@ def _render_item(item: dict, index: int, ctx: _Ctx) -> str:
     role = msg.get("role")
     role_cls = role if role in ROLES else "other"
     label = _ROLE_LABELS.get(role_cls, "message")
-    pos = _int(item.get("position"), index)
+    pos = _int(item.get("n", item.get("position")), index)
     mid = _as_text(msg.get("id"))
     full = mid in ctx.expanded
     mid_attr = _short(mid, 500)
@@ -777,7 +802,9 @@ def _render_item(item: dict, index: int, ctx: _Ctx) -> str:
         attrs += f' data-hits="{hits}"'
         if hits:
             cls.append("tv-has-hit")
-    return (
+    mark = item.get("mark")
+    mark_html = f'<div class="tv-mark">{_esc(_short(mark, 300))}</div>' if mark else ""
+    return mark_html + (
         f'<div class="{" ".join(cls)}" id="msg-{pos}"{attrs}>'
         f'<div class="tv-head">{"".join(head)}</div>'
         f'<div class="tv-body">{"".join(body)}</div></div>\n'
@@ -871,30 +898,47 @@ def render_patch(patch: str, title: str = "patch") -> str:
 # ---------------------------------------------------------------------------
 
 
-def _pyg_rules(style: str, prefixes: list[str]) -> list[str]:
-    fmt = HtmlFormatter(style=style, classprefix=_HL_PREFIX)
-    rules = fmt.get_background_style_defs(prefixes) + fmt.get_token_style_defs(prefixes)
-    return [r for r in rules if r.strip()]
+def _token_rules(prefix: str) -> list[str]:
+    """One rule per token class with the colours of both highlighting styles: `light-dark()`
+    picks by the colour scheme around the code (the app's theme), so it follows a theme switch
+    at once. Weight and slant come from the light style."""
+    light, dark = get_style_by_name(_LIGHT_STYLE), get_style_by_name(_DARK_STYLE)
+
+    def pair(a, b, missing):
+        return f"light-dark({'#' + a if a else missing}, {'#' + b if b else missing})"
+
+    rules = []
+    for ttype, short in STANDARD_TYPES.items():
+        a, b = light.style_for_token(ttype), dark.style_for_token(ttype)
+        decls = []
+        if a["color"] or b["color"]:
+            decls.append(f"color: {pair(a['color'], b['color'], 'currentColor')}")
+        if a["bgcolor"] or b["bgcolor"]:
+            decls.append(f"background-color: {pair(a['bgcolor'], b['bgcolor'], 'transparent')}")
+        if a["bold"]:
+            decls.append("font-weight: bold")
+        if a["italic"]:
+            decls.append("font-style: italic")
+        if short and decls:
+            rules.append(f"{prefix} .{_HL_PREFIX}{short} {{ {'; '.join(decls)} }}")
+    return rules
 
 
 @functools.lru_cache(maxsize=1)
 def page_css() -> str:
-    """Our stylesheet plus pygments token colours, scoped under .tv-root: light by default,
-    dark inside `.tv-dark` (the app wraps every rendered block in its theme's class)."""
+    """Our stylesheet plus pygments token colours, scoped under .tv-root, each colour a pair
+    for the light and the dark colour scheme (see style.css)."""
     try:
         own = Path(__file__).with_name("style.css").read_text(encoding="utf-8")
     except OSError:
         own = ""
-    light = _pyg_rules(_LIGHT_STYLE, [".tv-root .tv-hl"])
-    dark = _pyg_rules(_DARK_STYLE, [".tv-dark .tv-root .tv-hl", ".tv-root.tv-dark .tv-hl"])
     return "\n".join(
         [
             own,
-            "/* --- code highlighting: light --- */",
-            *light,
-            ".tv-root .tv-hl { color: #1f2328; }",
-            "/* --- code highlighting: dark theme --- */",
-            *dark,
+            "/* --- code highlighting: both colour schemes --- */",
+            *_token_rules(".tv-root .tv-hl"),
+            "/* a lexer's error token is text it did not expect (`...` in an example), not a fault */",
+            ".tv-root .tv-hl .tv-hl-err { border: none; background: none; color: inherit; }",
             "/* --- diff line tints (after token colours) --- */",
             ".tv-root .tv-hl .tv-hl-gi { background: rgba(46, 160, 67, 0.16); }",
             ".tv-root .tv-hl .tv-hl-gd { background: rgba(248, 81, 73, 0.16); }",

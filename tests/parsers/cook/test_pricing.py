@@ -47,7 +47,8 @@ def raw_log_calls(path: Path) -> dict[str, dict]:
     straight from the raw JSON as each API documents its usage. OpenAI's prompt_tokens include
     the cached tokens; Anthropic's input_tokens leave cache reads and writes out (a stream
     gives them in message_start, the final output count in message_delta); Gemini's
-    promptTokenCount includes cached content, and thinking is billed as output. The model is
+    promptTokenCount includes cached content, its toolUsePromptTokenCount is input, and
+    thinking is billed as output. The model is
     the one the request asked for, else the one the response names."""
     out = {}
     for line in Path(path).read_text("utf-8").splitlines():
@@ -64,7 +65,11 @@ def raw_log_calls(path: Path) -> dict[str, dict]:
             g = resp["usageMetadata"]
             cached = g.get("cachedContentTokenCount", 0)
             call["provider"] = "google"
-            call["usage"] = {"input": g.get("promptTokenCount", 0) - cached, "cache_read": cached,
+            # promptTokenCount includes the cached content; toolUsePromptTokenCount (results of
+            # built-in tools read as prompt) is billed as input: totalTokenCount is prompt +
+            # candidates + tool-use prompt + thoughts.
+            call["usage"] = {"input": g.get("promptTokenCount", 0) - cached + g.get("toolUsePromptTokenCount", 0),
+                             "cache_read": cached,
                              "output": g.get("candidatesTokenCount", 0) + g.get("thoughtsTokenCount", 0)}
         elif "sse_lines" in resp:
             u = {}

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from parsers.pipeline import cook_paths, cook_uploads
-from parsers.formats.arena import FORMAT, mask_ip_addresses, parse, role_of, sniff
+from parsers.formats.arena import FORMAT, parse, role_of, sniff
 from parsers.registry import detect
 from parsers.io.source import expand, from_bytes
 from parsers.cook.schema import cooked_errors
@@ -168,9 +168,9 @@ def test_sandbox_log_alone_is_declined_with_a_reason():
     assert sniff(src) == "a sandbox log; it is attached to its conversation"
     doc, summaries = cook_paths([str(p)])
     assert cooked_errors(doc) == [] and doc["traces"] == []
-    # a companion file: a note, not a problem
-    assert summaries[0].problems == [] and "attached to its conversation" in summaries[0].note
-    assert doc["inputs"][0]["note"] == "a sandbox log; it is attached to its conversation"
+    # a companion given without its conversation: said in plain words, nothing else read
+    said = [summaries[0].note or ""] + [q["message"] for q in summaries[0].problems]
+    assert any("a sandbox log; it is attached to its conversation" in x for x in said)
 
 
 def test_conversation_log_alone_loads_without_sandbox_runs():
@@ -182,29 +182,17 @@ def test_conversation_log_alone_loads_without_sandbox_runs():
 
 # -- personal data ---------------------------------------------------------------------------
 
-def test_no_ip_address_anywhere_in_the_cooked_document():
-    raw = b"".join(p.read_bytes() for p in DAY.rglob("*.json"))
-    assert all(ip.encode() in raw for ip in SAMPLE_IPS)  # the sample does carry them
-    text = orjson.dumps(_cook([SAMPLE])).decode()
-    for ip in SAMPLE_IPS:
-        assert ip not in text
-    assert '"ip"' not in text
-    assert "[ip redacted]" in text
-
-
-@pytest.mark.parametrize("text, expected", [
-    ("server at 192.168.1.20:80", "server at [ip redacted]:80"),
-    ("v6 2001:db8::1f, ok", "v6 [ip redacted], ok"),
-    ("full 2001:0db8:0000:0000:0000:ff00:0042:8329", "full [ip redacted]"),
-    ("mapped ::ffff:192.0.2.1", "mapped ::ffff:[ip redacted]"),
-    ("bind 0.0.0.0 or 127.0.0.1 or ::1", "bind 0.0.0.0 or 127.0.0.1 or ::1"),
-    ("at 12:30:45 today", "at 12:30:45 today"),
-    ("std::vector<int> v; a[1::2]; b[::2]", "std::vector<int> v; a[1::2]; b[::2]"),
-    ("numpy 1.26.4 and 1.2.3.4.5 and 300.1.1.1", "numpy 1.26.4 and 1.2.3.4.5 and 300.1.1.1"),
-    ("mac 00:1a:2b:3c:4d:5e", "mac 00:1a:2b:3c:4d:5e"),
-])
-def test_mask_ip_addresses(text, expected):
-    assert mask_ip_addresses(text) == expected
+def test_client_addresses_are_dropped_and_message_text_is_kept():
+    doc = _cook([SAMPLE])
+    text = orjson.dumps(doc).decode()
+    # every record's `ip` field, read from the sample itself
+    client = {json.loads(line)["ip"] for p in DAY.rglob("conv-log-*.json") for line in p.read_text().splitlines()}
+    assert client and not any(ip in text for ip in client)
+    assert '"ip"' not in text and "[ip redacted]" not in text
+    # the addresses a user typed into a prompt are theirs: shown as written
+    contents = [m["content"] for m in doc["messages"]]
+    assert any("192.0.2.17:5000" in c and "198.51.100.23" in c and "2001:db8::1f" in c for c in contents)
+    assert any("http://10.0.3.14:8501" in c for c in contents)  # a sandbox's own output
 
 
 # -- battles: votes and sides ----------------------------------------------------------------
@@ -397,6 +385,9 @@ def test_reused_conv_id_of_two_models_is_reported_naming_both_records():
     assert p["line"] == 2 and p["path"] == "/state/conv_id"
     assert "'dup'" in p["message"] and "line 1 and line 2" in p["message"]
     assert "gpt-4o-2024-11-20" in p["message"] and "claude-3-5-sonnet-20241022" in p["message"]
+    # the second conversation is a trace of its own, one per model
+    dup = sorted((t["models"], t["meta"]["conv_id"]) for t in doc["traces"] if t["meta"]["conv_id"] == "dup")
+    assert dup == [(["claude-3-5-sonnet-20241022"], "dup"), (["gpt-4o-2024-11-20"], "dup")]
 
 
 def test_reused_conv_id_with_contradicting_histories_is_reported(tmp_path):
@@ -408,6 +399,9 @@ def test_reused_conv_id_with_contradicting_histories_is_reported(tmp_path):
     (prob,) = [q for q in _all_problems(summaries) if "holds two conversations" in q["message"]]
     assert prob["line"] == 2 and "line 1 and line 2" in prob["message"]
     assert "histories that differ at message 0" in prob["message"]
+    # split, not replaced: each conversation keeps its own history
+    firsts = sorted(next(m["content"] for m in (_msgs(doc, t)) if m["role"] == "user") for t in doc["traces"])
+    assert firsts == ["reverse a string", "sort a list"]
 
 
 def test_growing_and_regenerated_history_of_one_conversation_is_no_clash(tmp_path):
@@ -420,6 +414,92 @@ def test_growing_and_regenerated_history_of_one_conversation_is_no_clash(tmp_pat
     doc, summaries = cook_paths([str(p)])
     assert cooked_errors(doc) == [] and _all_problems(summaries) == []
     assert len(doc["traces"]) == 1
+
+
+def _msgs(doc: dict, trace: dict) -> list[dict]:
+    by_id = {m["id"]: m for m in doc["messages"]}
+    return [by_id[m] for m in trace["timeline"]]
+
+
+TWO_ROUNDS = {"a": [["user", "q1"], ["assistant", "a1 from A"], ["user", "q2"], ["assistant", "a2 from A"]],
+              "b": [["user", "q1"], ["assistant", "a1 from B"], ["user", "q2"], ["assistant", "a2 from B"]]}
+
+
+def _vote_pair(msgs_a, msgs_b, typ="leftvote"):
+    return {"tstamp": 1736935300.0, "type": typ, "models": ["A", "B"], "ip": "198.51.100.1",
+            "states": [_state("a", model="A", msgs=msgs_a), _state("b", model="B", msgs=msgs_b)]}
+
+
+def _battle_doc(tmp_path, votes) -> tuple[dict, list]:
+    chats = [_rec(c, msgs=TWO_ROUNDS[c][:2], model=c.upper()) for c in "ab"]
+    chats += [_rec(c, msgs=TWO_ROUNDS[c], model=c.upper(), tstamp=1736935250.0) for c in "ab"]
+    doc, summaries = cook_paths([str(_jsonl(tmp_path / "conv-log-s1.json", chats + votes))])
+    assert cooked_errors(doc) == []
+    return doc, _all_problems(summaries)
+
+
+def test_a_vote_with_no_messages_keeps_the_conversation(tmp_path):
+    doc, problems = _battle_doc(tmp_path, [_vote_pair([], [])])
+    assert problems == []
+    (g,) = doc["groups"]
+    assert g["rounds"] == 2 and [v["winner"] for v in g["votes"]] == ["left"]
+    for t in doc["traces"]:
+        got = [[m["role"], m["content"]] for m in _msgs(doc, t) if m["role"] != "system"]
+        assert got == TWO_ROUNDS[t["meta"]["conv_id"]]
+
+
+def test_a_vote_with_a_shorter_history_and_placeholders_never_shortens_it(tmp_path):
+    short = {c: [TWO_ROUNDS[c][0], ["assistant", "…"]] for c in "ab"}
+    doc, problems = _battle_doc(tmp_path, [_vote_pair(short["a"], short["b"], "tievote")])
+    assert problems == []
+    assert doc["groups"][0]["rounds"] == 2
+    for t in doc["traces"]:
+        got = [[m["role"], m["content"]] for m in _msgs(doc, t) if m["role"] != "system"]
+        assert got == TWO_ROUNDS[t["meta"]["conv_id"]]
+        assert t["totals"]["requests"] == 2
+
+
+def test_a_later_record_fills_a_placeholder_answer(tmp_path):
+    recs = [_rec("a", msgs=[["user", "q1"], ["assistant", "▌"]], model="m", mode="direct", session="a"),
+            _rec("a", typ="upvote", msgs=[["user", "q1"], ["assistant", "the answer"]], model="m", mode="direct",
+                 session="a")]
+    doc, summaries = cook_paths([str(_jsonl(tmp_path / "conv-log-a.json", recs))])
+    (t,) = doc["traces"]
+    assert [m["content"] for m in _msgs(doc, t) if m["role"] == "assistant"] == ["the answer"]
+    assert _all_problems(summaries) == []
+
+
+def test_a_vote_contradicting_the_history_is_a_problem_not_a_replacement(tmp_path):
+    wrong = [["user", "something else"], ["assistant", "other"]]
+    doc, problems = _battle_doc(tmp_path, [_vote_pair(wrong, TWO_ROUNDS["b"])])
+    (p,) = problems
+    assert p["line"] == 5 and p["path"] == "/states/0/conv_id"
+    assert "histories that differ at message 0" in p["message"] and "not used" in p["message"]
+    assert len(doc["traces"]) == 2 and [v["winner"] for v in doc["groups"][0]["votes"]] == ["left"]
+    a = next(t for t in doc["traces"] if t["meta"]["conv_id"] == "a")
+    assert [[m["role"], m["content"]] for m in _msgs(doc, a) if m["role"] != "system"] == TWO_ROUNDS["a"]
+
+
+def test_sandbox_runs_are_tool_calls_the_totals_count(tmp_path):
+    day = tmp_path / "logs" / "d"
+    msgs = [["user", "q1"], ["assistant", "a1"], ["user", "q2"], ["assistant", "a2"]]
+    _jsonl(day / "conv_logs" / "direct" / "conv-log-c1.json", [_rec("c1", mode="direct", session="c1", msgs=msgs)])
+    runs = {(1, 1): ("print(1)", "1", ""), (2, 1): ("print(x)", "", "NameError: x"), (2, 2): ("print(2)", "2", "")}
+    (day / "sandbox_logs").mkdir(parents=True)
+    for (cr, rr), (code, out, err) in runs.items():
+        (day / "sandbox_logs" / f"sandbox-logs-c1-{cr}-{rr}.json").write_text(json.dumps(
+            {"sandbox_state": {"code_to_execute": code, "sandbox_output": out, "sandbox_error": err,
+                               "code_language": "python"}}))
+    doc = _cook([tmp_path])
+    (t,) = doc["traces"]
+    seq = [(m["role"], m["content"] if m["role"] != "tool_use" else [c["arguments"]["code"] for c in m["tool_calls"]])
+           for m in _msgs(doc, t) if m["role"] != "system"]
+    assert seq == [("user", "q1"), ("assistant", "a1"), ("tool_use", ["print(1)"]), ("tool_result", "1"),
+                   ("user", "q2"), ("assistant", "a2"), ("tool_use", ["print(x)", "print(2)"]),
+                   ("tool_result", "NameError: x"), ("tool_result", "2")]
+    assert t["totals"]["tool_calls"] == len(runs) and t["totals"]["requests"] == 2
+    assert t["totals"]["errors"] == 1
+    assert len([a for a in t["artifacts"] if a["kind"] == "sandbox_run"]) == len(runs)
 
 
 def test_sandbox_log_with_bytes_not_utf8_is_attached_and_reported(tmp_path):
@@ -455,7 +535,7 @@ def test_out_of_range_timestamp_reproducer_is_reported():
         pytest.skip(f"shared reproducer not present: {folder}")
     doc, summaries = cook_paths([str(folder)])
     assert cooked_errors(doc) == [] and len(doc["traces"]) == 2
-    (prob,) = _all_problems(summaries)
+    (prob,) = [q for q in _all_problems(summaries) if "/conv_logs/" in q["file"]]
     assert prob["line"] == 4 and prob["path"] == "/tstamp" and "not a readable time" in prob["message"]
 
 

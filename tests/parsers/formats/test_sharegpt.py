@@ -75,3 +75,14 @@ def test_sniff():
     assert detect(from_bytes("x.json", rec)) is FORMAT
     assert sniff(from_bytes("x.json", b'[{"id": "a", "messages": []}]')) is not None
     assert sniff(from_bytes("x.json", b'[{"conversations": [{"role": "user", "content": "hi"}]}]')) is not None
+
+
+def test_a_file_of_500_conversations_is_one_input_of_500_runs_titled_by_their_first_words(realdata):
+    path = realdata / "sharegpt_fastchat" / "dummy_conversation.json"
+    records = json.loads(path.read_text("utf-8"))
+    doc, (s,) = cook_paths([path])
+    assert (s.traces, len(doc["inputs"]), len(doc["inputs"][0]["traces"])) == (len(records), 1, len(records))
+    firsts = [" ".join(next(t["value"] for t in r["conversations"] if t["from"] == "human").split())[:80]
+              for r in records]
+    assert [t["title"] for t in doc["traces"]] == firsts
+    assert [t["task"] for t in doc["traces"]] == [r["id"] for r in records]

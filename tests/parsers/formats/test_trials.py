@@ -99,9 +99,10 @@ def test_sample_matches_golden():
     assert (main.format, main.records, main.traces, main.problems) == ("trials", 3, 3, [])
     # The companions are read with the trials file, and say so when met on their own.
     notes = {s.name: (s.note, s.problems) for s in summaries if s is not main}
-    assert notes == {f"{RUN}.summary.json": ("a trials summary; it is read with its trials file", []),
+    assert notes == {f"{RUN}.summary.json": (f"the summary of trials file {RUN}.trials.json; read with {RUN}.trials.json",
+                                             []),
                      "messages/pallets__flask_9f1e2d3c4b5a.json":
-                         ("a messages file of a trials run; it is read with its trials file", [])}
+                         (f"the messages of one instance of a trials run; read with {RUN}.trials.json", [])}
 
 
 def sample_turns(instance: dict) -> list[tuple[str, int, int, float | None, datetime | None]]:
@@ -317,9 +318,9 @@ def test_sniff_accepts():
 
 def test_sniff_declines():
     assert sniff(f"{RUN}.summary.json", (SAMPLE / f"{RUN}.summary.json").read_bytes()) == \
-        "a trials summary; it is read with its trials file"
+        f"the summary of trials file {RUN}.trials.json"
     companion = sniff("runs/messages/a.json", CHAT)
-    assert companion == "a messages file of a trials run; it is read with its trials file"
+    assert companion == "the messages of one instance of a trials run"
     assert isinstance(companion, Companion)  # read with another input: not a problem
     assert sniff("events.json", SEED_EXAMPLE[0]["trajectory"]) == 'no "instance_id" in the first bytes'
     assert sniff("n.json", [{"id": 1, "meta": {"instance_id": "a", "trajectory": []}}]) == \

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from pathlib import Path
 
 from parsers import pipeline
 from parsers.cook.schema import cooked_errors
@@ -140,30 +142,24 @@ def test_big_stretches_fall_back_to_coarse_keys(monkeypatch):
 
 
 # -- sandbox runs -----------------------------------------------------------------------------------
-def test_sandbox_runs_sit_after_the_answer_of_their_round_in_run_order():
-    runs = [{"kind": "sandbox_run", "chat_round": 2, "run_round": 1, "code": "print(2)", "output": "2\n",
-             "error": None, "sandbox_id": "sb2"},
-            {"kind": "sandbox_run", "chat_round": 1, "run_round": 2, "code": "print(1)", "output": "",
-             "error": "NameError: x", "sandbox_id": "sb1b"},
-            {"kind": "sandbox_run", "chat_round": 1, "run_round": 1, "code": "print(1)", "output": "1\n",
-             "error": "", "sandbox_id": "sb1a"}]
-    s = side(("user", "q1"), ("assistant", "a1"), ("user", "q2"), ("assistant", "a2"),
-             trace_extra={"artifacts": runs})
-    steps = cd.side_steps(s)
-    assert [(st.kind, st.name) for st in steps] == [
-        ("user", ""), ("assistant", ""), ("sandbox", "1.1"), ("sandbox", "1.2"),
-        ("user", ""), ("assistant", ""), ("sandbox", "2.1")]
-    items = steps[3].items
-    assert items[0]["message"]["content"].startswith("```") and "print(1)" in items[0]["message"]["content"]
-    assert items[1]["message"]["is_error"] is True and items[1]["message"]["content"] == "NameError: x"
-    assert len(steps[2].items) == 1  # an empty error adds nothing
-    assert [st.items[0]["position"] for st in steps[2:4]] == [1, 1]  # numbered as the answer they ran
+ARENA = Path(__file__).resolve().parents[3] / "sample_data" / "arena"
 
 
-def test_sandbox_code_with_fences_stays_inside_its_block():
-    items = cd.sandbox_items({"code": "s = '```'\nprint(s)", "output": "```", "chat_round": 1, "run_round": 1})
-    content = items[0]["message"]["content"]
-    assert content.startswith("````\n") and content.endswith("\n````")
+def test_battle_sandbox_runs_are_the_tool_calls_the_stats_count():
+    doc, _ = pipeline.cook_paths([str(ARENA)])
+    assert cooked_errors(doc) == []
+    messages = {m["id"]: m for m in doc["messages"]}
+    requests = {r["id"]: r for r in doc["requests"]}
+    logs = Counter(p.name.split("-")[2] for p in ARENA.rglob("sandbox-logs-*.json"))  # one file per run
+    for t in doc["traces"]:
+        s = Side(t, messages, requests)
+        steps = cd.side_steps(s)
+        stats = cd.side_stats(s)
+        ran = logs.get(t["meta"]["conv_id"], 0)
+        assert [st.name for st in steps if st.kind == "tool"] == ["sandbox"] * ran
+        assert stats["tool_calls"] == stats["sandbox_runs"] == ran
+        # each call travels with its result; the user turns bound the rounds
+        assert all(st.items[0]["result"] is not None for st in steps if st.kind == "tool")
 
 
 # -- layout --------------------------------------------------------------------------------------

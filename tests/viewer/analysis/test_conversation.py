@@ -134,7 +134,7 @@ def test_find_counts_messages_and_hits_and_steps_around():
 
 
 def test_pages():
-    items = [{"position": p} for p in (0, 2, 3, 5, 8, 9)]
+    items = [{"n": p} for p in (0, 2, 3, 5, 8, 9)]
     assert conv.page_of(items, 0, 2) == 0
     assert conv.page_of(items, 5, 2) == 1
     assert conv.page_of(items, 4, 2) == 1  # hidden by a filter: the page of the next one shown
@@ -155,11 +155,14 @@ def test_the_sample_log_forks_and_every_call_finds_its_result(anthropic_sample):
     (trace,) = doc["traces"]
     requests = {r["id"]: r for r in doc["requests"]}
     messages = {m["id"]: m for m in doc["messages"]}
-    brs = conv.branches(trace, requests)
-    assert brs[0].key == conv.MAIN and list(brs[0].message_ids) == trace["timeline"]
+    brs = conv.branches(trace, requests, messages)
+    assert brs[0].key == conv.ALL and brs[1].key == conv.MAIN and list(brs[1].message_ids) == trace["timeline"]
+    # Everything shows every message any request sent or got back.
+    held = {m for r in requests.values() for m in r["request_messages"] + r["response_messages"]}
+    assert set(brs[0].message_ids) == held
     # The rewound attempt and the side call are the other leaves.
-    assert len(brs) == 3
-    models = {requests[b.key]["model"] for b in brs[1:]}
+    assert len(brs) == 4
+    models = {requests[b.key]["model"] for b in brs[2:]}
     assert any("haiku" in m for m in models) and any("sonnet" in m for m in models)
     items = conv.build_items(trace["timeline"], messages, [requests[r] for r in trace["requests"]])
     calls = [it for it in items if it["message"]["role"] == "tool_use"]
@@ -172,7 +175,7 @@ def test_the_rewound_branch_ends_with_its_rejected_edit(anthropic_sample):
     (trace,) = doc["traces"]
     requests = {r["id"]: r for r in doc["requests"]}
     messages = {m["id"]: m for m in doc["messages"]}
-    sonnet = [b for b in conv.branches(trace, requests)[1:] if "sonnet" in requests[b.key]["model"]]
+    sonnet = [b for b in conv.branches(trace, requests)[2:] if "sonnet" in requests[b.key]["model"]]
     items = conv.build_items(sonnet[0].message_ids, messages)
     last = items[-1]
     assert last["message"]["role"] == "tool_use" and last["unmatched"]  # the result never came back
@@ -183,4 +186,105 @@ def test_a_trajectory_has_one_branch():
     trace = {"timeline": ["m0", "m1", "m2", "m3"], "requests": ["a", "b"]}
     requests = {"a": {"id": "a", "parent_id": None, "request_messages": ["m0"], "response_messages": ["m1"]},
                 "b": {"id": "b", "parent_id": "a", "request_messages": ["m0", "m1", "m2"], "response_messages": []}}
-    assert [b.key for b in conv.branches(trace, requests)] == [conv.MAIN]
+    (only,) = conv.branches(trace, requests)
+    assert only.key == conv.ALL and list(only.message_ids) == trace["timeline"] and not only.marks
+
+
+def _view(trace, requests, messages):
+    b = conv.branches(trace, requests, messages)[0]
+    return b, conv.build_items(b.message_ids, messages, [requests[r] for r in trace["requests"]], b.errors, b.marks)
+
+
+def test_everything_marks_where_a_request_forks_and_where_a_conversation_starts():
+    m = msgs(("user", "first question"), ("assistant", "answer one"), ("user", "try again"),
+             ("assistant", "answer two"), ("user", "another topic"), ("assistant", "answer three"))
+    requests = {
+        "a": {"id": "a", "parent_id": None, "timestamp": 1, "request_messages": ["m0"], "response_messages": ["m1"]},
+        "b": {"id": "b", "parent_id": "a", "timestamp": 2, "request_messages": ["m0", "m1", "m2"],
+              "response_messages": ["m3"]},
+        # a rewind: the same start, the second turn left out
+        "c": {"id": "c", "parent_id": "a", "timestamp": 3, "request_messages": ["m0", "m1", "m4"],
+              "response_messages": ["m5"]},
+        "d": {"id": "d", "parent_id": None, "timestamp": 4, "request_messages": ["m4"], "response_messages": ["m5"],
+              "error": "overloaded"},
+    }
+    trace = {"timeline": ["m4", "m5"], "requests": ["a", "b", "c", "d"]}
+    b, items = _view(trace, requests, m)
+    # every request's new messages and its answer, once, in time order
+    assert list(b.message_ids) == ["m0", "m1", "m2", "m3", "m4", "m5", "m4", "m5"]
+    marks = {it["n"]: it["mark"] for it in items if it.get("mark")}
+    assert marks == {5: "request 3 · goes on from request 1", 7: "request 4 · starts a new conversation"}
+    assert [it["n"] for it in items] == list(range(1, 9))
+    assert [it["n"] for it in conv.filter_items(items, only_errors=True)] == [8]  # the failed request's answer
+
+
+def test_everything_reads_an_agent_that_drops_tool_messages_as_one_conversation():
+    m = msgs(("user", "list files"), ("tool_use", "", {"tool_calls": [call("t1", "ls")]}),
+             ("tool_result", "a b", {"tool_use_id": "t1"}), ("assistant", "a and b"),
+             ("user", "thanks"), ("assistant", "welcome"))
+    requests = {
+        "a": {"id": "a", "parent_id": None, "timestamp": 1, "request_messages": ["m0"], "response_messages": ["m1"]},
+        "b": {"id": "b", "parent_id": "a", "timestamp": 2, "request_messages": ["m0", "m1", "m2"],
+              "response_messages": ["m3"]},
+        # the next request leaves the tool exchange out of its history
+        "c": {"id": "c", "parent_id": "a", "timestamp": 3, "request_messages": ["m0", "m3", "m4"],
+              "response_messages": ["m5"]},
+    }
+    trace = {"timeline": ["m0", "m3", "m4", "m5"], "requests": ["a", "b", "c"]}
+    b, items = _view(trace, requests, m)
+    assert list(b.message_ids) == ["m0", "m1", "m2", "m3", "m4", "m5"]
+    assert [it["mark"] for it in items if it.get("mark")] == [
+        "request 3 · drops 2 messages of request 2's conversation"]
+    (call_item,) = [it for it in items if it["message"]["role"] == "tool_use"]
+    assert call_item["result"]["content"] == "a b"
+
+
+def test_find_searches_call_ids():
+    m = msgs(("tool_use", "", {"tool_calls": [call("toolu_01XYZ")]}),
+             ("tool_result", "ok", {"tool_use_id": "toolu_01XYZ"}))
+    items = conv.build_items(list(m), m)
+    assert conv.find(items, "01xyz") == ([0], 2)  # the call's id and the id its result answers
+
+
+def _raw_records(path):
+    import json
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_a_log_whose_agent_forks_every_turn_shows_every_tool_call(realdata):
+    """nanobot leaves tool messages out of its next request, so every turn forks; the
+    default view still holds each of its tool calls once, each with its result."""
+    path = realdata / "llm_trace_raw" / "nanobot.jsonl"
+    calls = [c["id"] for rec in _raw_records(path) for ch in rec["response"]["choices"]
+             for c in ch["message"].get("tool_calls") or []]
+    doc, _ = pipeline.cook_paths([path])
+    (trace,) = doc["traces"]
+    requests = {r["id"]: r for r in doc["requests"]}
+    messages = {m["id"]: m for m in doc["messages"]}
+    b, items = _view(trace, requests, messages)
+    shown = [c["id"] for it in items for c in it["message"].get("tool_calls") or []]
+    assert sorted(shown) == sorted(calls) and len(calls) == 26
+    assert all(it["result"] is not None for it in items if it["message"].get("tool_calls"))
+    # each record that starts over (a system prompt and one user message) starts a conversation
+    starts = sum(1 for rec in _raw_records(path)[1:] if len(rec["request"]["messages"]) == 2)
+    assert sum(1 for it in items if "starts a new conversation" in (it.get("mark") or "")) == starts
+
+
+def test_an_error_the_header_counts_is_one_the_filter_finds(realdata):
+    path = realdata / "llm_trace_raw" / "claude-code.first25.jsonl"
+    failed = set()
+    for rec in _raw_records(path):
+        for msg in rec["request"]["messages"]:
+            for block in msg["content"] if isinstance(msg["content"], list) else ():
+                if block.get("type") == "tool_result" and block.get("is_error"):
+                    failed.add(block["tool_use_id"])
+    doc, _ = pipeline.cook_paths([path])
+    (trace,) = doc["traces"]
+    requests = {r["id"]: r for r in doc["requests"]}
+    messages = {m["id"]: m for m in doc["messages"]}
+    b, items = _view(trace, requests, messages)
+    found = conv.filter_items(items, only_errors=True)
+    assert failed and {it["result"]["tool_use_id"] for it in found if it.get("result")} == failed
+    # the four conversations of the log all show: every user prompt any request sent
+    prompts = {mid for r in requests.values() for mid in r["request_messages"] if messages[mid]["role"] == "user"}
+    assert prompts <= set(b.message_ids)

@@ -168,7 +168,8 @@ def test_real_tool_errors_pair_by_call_id(real_doc):
     assert int(tu["errors"].sum()) == 1
     # OpenAI-shaped calls live on assistant messages: they count too.
     nano = md.tool_usage(by_source(real_doc, "nanobot"), reqs, msgs).set_index("tool")
-    assert (nano.at["web_search", "calls"], nano.at["web_fetch", "calls"]) == (8, 7)
+    # nanobot numbers call ids per turn: "web_search:0" names two calls of two different turns.
+    assert (nano.at["web_search", "calls"], nano.at["web_fetch", "calls"]) == (9, 7)
     assert int(nano["no_result"].sum()) == 0
 
 

@@ -123,3 +123,35 @@ def test_leaderboard_rows():
     a = rows[0]
     assert (a["rank"], a["battles"], a["wins"], a["losses"], a["ties"]) == (1, 5, 4, 1, 0)
     assert a["bt_lower"] <= a["bt"] <= a["bt_upper"] and a["elo_lower"] <= a["elo"] <= a["elo_upper"]
+
+
+def test_one_model_under_differently_cased_or_spaced_names_is_one_row():
+    def g(i, a, b, winner="left"):
+        return {"kind": "battle", "id": f"s{i}", "sides": ["x", "y"], "models": [a, b], "rounds": 1,
+                "votes": [{"winner": winner, "tstamp": i}]}
+    groups = [g(1, "GPT-4", "claude"), g(2, "gpt-4", "claude", "right"), g(3, "claude", " gpt 4"),
+              g(4, "gpt-4", "Claude"), g(5, "GPT-4", "gpt-4")]
+    battles, skipped = R.battles_from_groups(groups)
+    # "gpt-4" is written 3 times, "GPT-4" twice, " gpt 4" once; "claude" 3 times, "Claude" once
+    assert R.models_of(battles) == ["claude", "gpt-4"]
+    assert [(b.model_a, b.model_b) for b in battles] == [("gpt-4", "claude"), ("gpt-4", "claude"),
+                                                         ("claude", "gpt-4"), ("gpt-4", "claude")]
+    assert skipped == ["battle s5: gpt-4 against itself"]
+    rows = R.leaderboard(battles, rounds=5)
+    assert sorted(r["model"] for r in rows) == ["claude", "gpt-4"]
+    assert {r["model"]: r["battles"] for r in rows} == {"claude": 4, "gpt-4": 4}
+
+
+def test_display_names_pick_the_most_common_spelling():
+    names = R.display_names(["Llama 3", "llama-3", "LLAMA_3", "llama-3", "other", None, ""])
+    assert names == {"Llama 3": "llama-3", "llama-3": "llama-3", "LLAMA_3": "llama-3", "other": "other"}
+
+
+def test_a_battle_with_no_conversation_is_not_rated():
+    groups = [{"kind": "battle", "id": "empty", "sides": ["x", "y"], "models": ["m1", "m2"], "rounds": 0,
+               "votes": [{"winner": "left", "tstamp": 1}]},
+              {"kind": "battle", "id": "ok", "sides": ["x", "y"], "models": ["m1", "m2"], "rounds": 1,
+               "votes": [{"winner": "right", "tstamp": 2}]}]
+    battles, skipped = R.battles_from_groups(groups)
+    assert [b.battle_id for b in battles] == ["ok"]
+    assert skipped == ["battle empty: no conversation was recorded"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import shutil
 import weakref
 from pathlib import Path
@@ -163,3 +164,16 @@ def test_derived_views_count_towards_an_uploads_memory():
     view = col.memo("big", lambda: ["v" * 100_000])
     assert col.memo("big", lambda: pytest.fail("made twice")) is view
     assert col.memory >= before + 100_000
+
+
+def test_an_inputs_problems_include_those_found_inside_its_traces(tmp_path):
+    doc = json.loads((Path(__file__).resolve().parents[3] / "sample_data" / "workflow" / "chart_component.swf.json")
+                      .read_text("utf-8"))
+    doc["steps"][1]["type"] = ["tool_call"]
+    bad = tmp_path / "bad.swf.json"
+    bad.write_text(json.dumps(doc), "utf-8")
+    col = Store().add_paths([bad])
+    (entry,) = col.inputs
+    assert entry["problems"] == []  # the cooked input lists what its reader said of the file itself
+    problems = col.input_problems(entry)
+    assert "/steps/1/type" in [p["path"] for p in problems]

@@ -88,8 +88,9 @@ def test_open_by_upload(monkeypatch):
     at.file_uploader[0].upload("mine.jsonl", (SAMPLES / "openai_chat.jsonl").read_bytes())
     at.run()
     assert not at.exception
-    inputs = [df.value for df in at.dataframe if "input" in df.value.columns][0]
-    assert "mine.jsonl" in set(inputs["input"])
+    # One trace: the upload opens on it.
+    (trace,) = pipeline.cook_uploads([("mine.jsonl", (SAMPLES / "openai_chat.jsonl").read_bytes())])[0]["traces"]
+    assert at.query_params["trace"] == trace["id"]
 
 
 def test_timeline_by_url(monkeypatch):
@@ -100,9 +101,10 @@ def test_timeline_by_url(monkeypatch):
     for role in ("system", "user", "assistant", "thinking", "tool_use"):
         assert f'class="tv-msg tv-role-{role}' in body
     assert 'class="tv-result' in body  # tool results sit with their calls
-    assert "anthropic\\_messages\\.jsonl" in at.subheader[0].value
-    assert "7** requests" in at.markdown[-1].value or any("7** requests" in m.value for m in at.markdown)
-    assert at.selectbox(key="tv_branch").options[0].startswith("main")
+    assert any("anthropic\\_messages\\.jsonl" in m.value for m in at.markdown)
+    assert any("7** requests" in c.value for c in at.caption)
+    assert at.selectbox(key="branch").value == "all"
+    assert at.selectbox(key="branch").options[0].startswith("everything, in time order · 7 requests")
 
 
 def test_unknown_trace_says_so(monkeypatch):
@@ -113,19 +115,20 @@ def test_unknown_trace_says_so(monkeypatch):
     assert "no longer loaded" in at.warning[0].value
 
 
-def test_odd_parameters_fall_back_to_the_start_of_the_main_branch(monkeypatch):
+def test_odd_parameters_fall_back_to_the_start_of_everything(monkeypatch):
     tid = trace_id(SAMPLES / "anthropic_messages.jsonl")
     at = on_page(app([SAMPLES], monkeypatch), "timeline", trace=tid, msg="abc", branch="../../etc/passwd")
     assert not at.exception
-    assert 'id="msg-0"' in html(at) and at.selectbox(key="tv_branch").value.startswith("main")
+    assert 'id="msg-1"' in html(at) and at.selectbox(key="branch").value == "all"
+    n = html(at).count('class="tv-msg')
     at = on_page(app([SAMPLES], monkeypatch), "timeline", trace=tid, msg="99999")
-    assert 'id="msg-17"' in html(at)  # past the end: the last page
+    assert f'id="msg-{n}"' in html(at)  # past the end: the last page
 
 
 def test_only_errors_shows_the_failed_request(monkeypatch):
     tid = trace_id(SAMPLES / "openai_chat.jsonl")
     at = on_page(app([SAMPLES], monkeypatch), "timeline", trace=tid)
-    at.toggle(key="tv_only_errors").set_value(True).run()
+    at.toggle(key="errors").set_value(True).run()
     body = html(at)
     assert body.count('class="tv-msg') == 1 and "rate_limit_error" in body
 
@@ -133,27 +136,31 @@ def test_only_errors_shows_the_failed_request(monkeypatch):
 def test_pages_find_and_permalink(tmp_path, monkeypatch):
     log = long_log(tmp_path)
     tid = trace_id(log)
-    at = on_page(app([log], monkeypatch), "timeline", trace=tid, msg=75)
+    at = on_page(app([log], monkeypatch), "timeline", trace=tid, msg=76)
     assert not at.exception
-    assert 'id="msg-75"' in html(at) and 'id="msg-49"' not in html(at)  # page 2 of 50
-    assert at.caption[-1].value.startswith("Messages #50–#99 · entries 51–100 of 121")
+    assert 'id="msg-76"' in html(at) and 'id="msg-50"' not in html(at)  # page 2 of 50
+    assert at.caption[-1].value.startswith("Entries 51–100 of 121")
     # The messages above the linked one are laid out for real (the rest only near the
     # screen), so the scroll to it lands on it.
     laid_out = [h.proto.body for h in at.html if "content-visibility: visible" in h.proto.body]
-    assert len(laid_out) == 1 and ".tv-root #msg-50, " in laid_out[0] and "#msg-74 {" in laid_out[0]
-    assert "#msg-75" not in laid_out[0]
-    # Find: the count, then next jumps (page and msg move).
-    at.text_input(key="tv_find").input("number 11").run()
-    assert at.caption[-1].value.endswith("find: 11 messages, 11 hits")  # 11 and 110-119
-    at.button(key="tv_next").click().run()  # the next match after the linked message
-    assert at.query_params["msg"] == "110" and 'id="msg-110"' in html(at)
-    assert "match 2 of 11" in at.caption[-1].value  # 11 comes first
+    assert len(laid_out) == 1 and ".tv-root #msg-51, " in laid_out[0] and "#msg-75 {" in laid_out[0]
+    assert "#msg-76" not in laid_out[0]
+    # Find: Enter jumps to the first match from the place being read, then next and previous.
+    at.text_input(key="find").input("number 11").run()  # 11 and 110-119: entries 12, 111-120
+    assert at.caption[-1].value.endswith("find: match 2 of 11 entries, 11 hits")
+    assert at.query_params["msg"] == "111" and 'id="msg-111"' in html(at)
     at.button(key="tv_next").click().run()
-    assert at.query_params["msg"] == "111"
+    assert at.query_params["msg"] == "112"
     at.button(key="tv_prev").click().run()
     at.button(key="tv_prev").click().run()
-    assert at.query_params["msg"] == "11" and 'id="msg-11"' in html(at)  # back on page 1
-    assert at.caption[-1].value.startswith("Messages #0–#49")
+    assert at.query_params["msg"] == "12" and 'id="msg-12"' in html(at)  # back on page 1
+    assert at.caption[-1].value.startswith("Entries 1–50")
+    # Next and previous message move the focus one entry.
+    at.button(key="tv_next_msg").click().run()
+    assert at.query_params["msg"] == "13"
+    at.button(key="tv_prev_msg").click().run()
+    at.button(key="tv_prev_msg").click().run()
+    assert at.query_params["msg"] == "11"
 
 
 def test_expand_and_raw(tmp_path, monkeypatch):
@@ -162,10 +169,10 @@ def test_expand_and_raw(tmp_path, monkeypatch):
     at = on_page(app([log], monkeypatch), "timeline", trace=tid)
     assert "THE-END" not in html(at)  # shortened...
     box = at.selectbox(key="tv_expand")
-    assert len(box.options) == 1 and "#5" in box.options[0]
+    assert len(box.options) == 1 and "#6" in box.options[0]
     box.select_index(0).run()
     assert "THE-END" in html(at)  # ...until asked for
-    assert at.query_params["msg"] == "5"
+    assert at.query_params["msg"] == "6"
     at.selectbox(key="tv_raw").select_index(1).run()
     assert 'class="tv-raw' in html(at)
 
@@ -173,18 +180,19 @@ def test_expand_and_raw(tmp_path, monkeypatch):
 def test_other_branches_of_a_forked_log(monkeypatch):
     tid = trace_id(SAMPLES / "anthropic_messages.jsonl")
     at = on_page(app([SAMPLES], monkeypatch), "timeline", trace=tid)
-    box = at.selectbox(key="tv_branch")
-    assert len(box.options) == 3  # main, the rewound attempt, the side call
-    side = next(o for o in box.options if "haiku" in o)
-    box.set_value(side).run()
+    box = at.selectbox(key="branch")
+    # everything, the latest conversation, the rewound attempt, the side call
+    assert len(box.options) == 4
+    assert box.options[1] == "all" or box.value == "all"
+    box.set_value("req_03").run()
     assert not at.exception
-    assert at.query_params["branch"] == "req_03" and at.query_params["msg"] == "0"
+    assert at.query_params["msg"] == "1"
     body = html(at)
     assert "Summarise tool output" in body and 'class="tv-msg tv-role-tool_use' not in body
     # The link names the branch: a new session opens on it.
     again = on_page(app([SAMPLES], monkeypatch), "timeline", trace=tid, branch="req_03")
     assert "Summarise tool output" in html(again)
-    assert again.selectbox(key="tv_branch").value == side
+    assert again.selectbox(key="branch").value == "req_03"
 
 
 def test_runs_table_filters(monkeypatch):
@@ -317,7 +325,7 @@ def test_a_private_upload_opens_only_in_its_own_session(monkeypatch, private):
         if private:
             assert "only in the browser session that uploaded them" in other.warning[0].value
         else:
-            assert not other.warning and "mine\\.jsonl" in other.subheader[0].value
+            assert not other.warning and any("mine\\.jsonl" in m.value for m in other.markdown)
         # The bundled samples open in every session.
         sample = on_page(AppTest.from_file(APP, default_timeout=60), "timeline",
                          trace=trace_id(SAMPLES / "anthropic_messages.jsonl"))

@@ -399,6 +399,27 @@ def test_edit_calls_render_as_diff():
     assert any(d.startswith("-return a") for d in dels) and any(a.startswith("+return b") for a in adds)
     assert any(a.startswith("+uno") for a in adds) and any(a.startswith("+dos") for a in adds)
     assert "a/src/app.py" in out and "/repo/a.py" in out
+    # An edit names text, not places: no made-up line numbers in its hunks.
+    hunks = t.text_by_class.get("tv-hl-gu", [])
+    assert hunks and all(h.strip() == "@@" for h in hunks)
+    assert not re.search(r"@@ -\d", html.unescape(re.sub(r"<[^>]+>", "", out)))
+
+
+def test_multi_line_string_arguments_keep_their_line_breaks():
+    call = {"name": "bash", "id": "c1", "arguments": {"command": "cd /repo\npytest -q\necho done", "timeout": 30}}
+    out = render_messages([item(msg("u", "tool_use", "", tool_calls=[call]))])
+    audit(out)
+    text = html.unescape(re.sub(r"<[^>]+>", "", out))
+    assert "cd /repo\npytest -q\necho done" in text  # real newlines, not "\\n" inside one JSON string
+    assert "\\n" not in text and "command" in text and "30" in text
+
+
+def test_a_lexer_error_token_is_not_drawn_as_an_error_box():
+    out = render_messages([item(msg("a", "assistant", "```python\ndef f(): ...\n    $x\n```"))])
+    assert "tv-hl-err" in out  # the lexer did flag something
+    css = page_css()
+    rule = re.search(r"\.tv-hl \.tv-hl-err \{[^}]*\}(?![\s\S]*\.tv-hl-err \{)", css).group(0)
+    assert "border: none" in rule  # the last rule for it wins
 
 
 def test_diff_content_and_patch():
@@ -585,10 +606,11 @@ def test_no_blank_lines_in_output():
 
 def test_page_css():
     css = page_css()
-    assert "prefers-color-scheme: dark" in css
     assert ".tv-dark" in css and ".tv-light" in css
-    assert ".tv-root .tv-hl .tv-hl-k" in css
-    assert ".tv-dark .tv-root .tv-hl .tv-hl-k" in css  # code colours of the dark theme
+    # code colours follow the colour scheme around them: one pair per token class, the
+    # light style's colour then the dark one's (github-dark keywords are #ff7b72)
+    keyword = re.search(r"\.tv-root \.tv-hl \.tv-hl-k \{([^}]*)\}", css).group(1)
+    assert re.search(r"color: light-dark\(#[0-9a-f]{6}, #ff7b72\)", keyword, re.I), keyword
     assert ".tv-msg" in css and ".tv-thumb" in css and "mark.tv-hit" in css
     assert "url(" not in css and "@import" not in css
     # every rule is scoped under .tv-root

@@ -1,0 +1,195 @@
+"""The Open page, run with Streamlit's AppTest: problems in sight, uploads that open, the runs
+table as people read it."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from parsers import pipeline, registry
+from viewer.library.store import Collection
+from viewer.pages import open as open_page
+
+ROOT = Path(__file__).resolve().parents[3]
+APP = str(ROOT / "app.py")
+SAMPLES = ROOT / "sample_data"
+RUN = "claude-4-sonnet_claude-cli_demo_2025-01-10"
+
+
+@pytest.fixture
+def fresh_store():
+    from viewer.pages import state
+
+    state.store.clear()
+    yield
+    state.store.clear()
+
+
+def app(monkeypatch, paths=()) -> AppTest:
+    if paths:
+        monkeypatch.setenv("TRACEVIEW_PATHS", ":".join(str(p) for p in paths))
+    else:
+        monkeypatch.delenv("TRACEVIEW_PATHS", raising=False)
+    return AppTest.from_file(APP, default_timeout=120)
+
+
+def frame(at: AppTest, column: str) -> pd.DataFrame:
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+def request(rid: str, ts: int, model: str, text: str) -> dict:
+    return {"id": rid, "timestamp": ts, "request": {"model": model, "messages": [{"role": "user", "content": text}]},
+            "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}],
+                         "usage": {"prompt_tokens": 3, "completion_tokens": 1}}}
+
+
+def log(*records: dict) -> bytes:
+    return b"".join(json.dumps(r).encode() + b"\n" for r in records)
+
+
+# -- problems in sight ----------------------------------------------------------------------
+
+def test_problems_inside_traces_are_counted_and_listed_with_their_input(tmp_path, monkeypatch):
+    doc = json.loads((SAMPLES / "workflow" / "chart_component.swf.json").read_text("utf-8"))
+    doc["steps"][1]["type"] = ["tool_call"]
+    (tmp_path / "bad.swf.json").write_text(json.dumps(doc), "utf-8")
+    lines = (SAMPLES / "benchmark" / "arbiter_benchmark.jsonl").read_text("utf-8").splitlines()
+    rec = json.loads(lines[2])
+    rec["timestamp"] = "not a time"
+    (tmp_path / "bench.jsonl").write_text("\n".join(lines[:2] + [json.dumps(rec)] + lines[3:]) + "\n", "utf-8")
+    at = app(monkeypatch, [tmp_path]).run()
+    assert not at.exception
+    inputs = frame(at, "input").set_index("input")
+    assert inputs.loc["bench.jsonl", "problems"] == 1
+    assert inputs.loc["bad.swf.json", "problems"] >= 1
+    labels = [e.label for e in at.expander]
+    assert any(lab.startswith("bench\\.jsonl · 1 problem") for lab in labels), labels
+    rows = pd.concat([df.value for df in at.dataframe if "message" in df.value.columns])
+    assert {("bad.swf.json", "/steps/1/type"), ("bench.jsonl", "/timestamp")} <= set(zip(rows["file"], rows["path"]))
+
+
+def test_companions_say_what_they_are_and_what_read_them(tmp_path, monkeypatch):
+    shutil.copytree(SAMPLES / "trials", tmp_path / "trials")
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(SAMPLES / "trials" / f"{RUN}.summary.json", alone / "other.summary.json")
+    at = app(monkeypatch, [tmp_path]).run()
+    assert not at.exception
+    inputs = frame(at, "input").set_index("input")
+    assert inputs.loc[f"trials/{RUN}.summary.json", "format"] == (
+        f"the summary of trials file {RUN}.trials.json; read with trials/{RUN}.trials.json")
+    assert list(inputs.index[inputs["format"] == "not read"]) == ["alone/other.summary.json"]
+    assert inputs.loc["alone/other.summary.json", "problems"] == 1
+    rows = pd.concat([df.value for df in at.dataframe if "message" in df.value.columns])
+    (msg,) = rows.loc[rows["file"] == "alone/other.summary.json", "message"]
+    assert msg.startswith("the summary of trials file other.trials.json;") and "not given" in msg
+
+
+def test_unsupported_files_are_described_and_the_formats_listed_once(tmp_path, monkeypatch):
+    (tmp_path / "README.md").write_text("# Read me\n\nwords\n")
+    (tmp_path / "conf.json").write_text('{"name": "x", "settings": {}}')
+    (tmp_path / "ok.jsonl").write_bytes((SAMPLES / "api_logs" / "openai_chat.jsonl").read_bytes())
+    at = app(monkeypatch, [tmp_path]).run()
+    assert not at.exception
+    rows = pd.concat([df.value for df in at.dataframe if "message" in df.value.columns])
+    messages = dict(zip(rows["file"], rows["message"]))
+    assert messages["README.md"] == f"{registry.UNSUPPORTED}: it is a Markdown or plain text file, not JSON"
+    assert messages["conf.json"] == f"{registry.UNSUPPORTED}: it is a JSON object with keys `name`, `settings`"
+    listed = [df.value for df in at.dataframe if "title" in df.value.columns and "what it reads" in df.value.columns]
+    assert len(listed) == 1
+    assert list(zip(listed[0]["format"], listed[0]["title"])) == [(f.name, f.title) for f in registry.formats()]
+
+
+# -- uploads --------------------------------------------------------------------------------
+
+def test_an_upload_of_one_trace_opens_its_timeline(monkeypatch, fresh_store):
+    data = log(request("r1", 1_700_000_000_000, "gpt-4o", "where is my parcel?"))
+    tid = pipeline.cook_uploads([("mine.jsonl", data)])[0]["traces"][0]["id"]
+    at = app(monkeypatch).run()
+    at.file_uploader[0].upload("mine.jsonl", data)
+    at.run()
+    assert not at.exception
+    assert at.query_params.get("trace") == [tid] or at.query_params.get("trace") == tid
+    assert "where is my parcel?" in "\n".join(h.proto.body for h in at.html)
+
+
+def test_an_upload_of_a_benchmark_record_opens_its_scorecard(monkeypatch, fresh_store):
+    data = (SAMPLES / "benchmark" / "arbiter_benchmark.jsonl").read_bytes().splitlines()[0] + b"\n"
+    tid = pipeline.cook_uploads([("one.jsonl", data)])[0]["traces"][0]["id"]
+    at = app(monkeypatch).run()
+    at.file_uploader[0].upload("one.jsonl", data)
+    at.run()
+    assert not at.exception
+    assert at.query_params.get("trace") in (tid, [tid])
+    # The Metrics page, on the record's scorecard (its scores), not an empty timeline.
+    assert "**Scores**" in [m.value for m in at.markdown]
+    assert not [h for h in at.html if 'class="tv-root"' in h.proto.body]
+
+
+def test_an_upload_of_many_runs_is_listed_first_marked_and_filtered_to(monkeypatch, fresh_store):
+    convs = [{"id": f"c{i}", "conversations": [{"from": "human", "value": f"question number {i}"},
+                                               {"from": "gpt", "value": "answer"}]} for i in range(40)]
+    at = app(monkeypatch).run()
+    samples = len(frame(at, "title"))
+    at.file_uploader[0].upload("convs.json", json.dumps(convs).encode())
+    at.run()
+    assert not at.exception
+    runs = frame(at, "title")
+    assert len(runs) == 40 and set(runs["source"]) == {"★ new upload: convs.json"}
+    assert list(runs["title"]) == [f"question number {i}" for i in range(40)]
+    assert at.subheader[0].value == f"Runs · 40 of {40 + samples}"
+    inputs = frame(at, "input")
+    assert inputs["input"].iloc[0] == "convs.json" and inputs["opened as"].iloc[0] == "★ new upload: convs.json"
+    assert inputs["traces"].iloc[0] == 40
+
+
+# -- the runs table -------------------------------------------------------------------------
+
+def _collection(data: bytes, name: str = "runs.jsonl") -> Collection:
+    doc, summaries = pipeline.cook_uploads([(name, data)])
+    return Collection("k" * 64, name, "upload", doc, summaries, len(data), 0.0)
+
+
+def test_runs_show_durations_in_hours_and_minutes():
+    start = 1_700_000_000_000
+    data = log(request("a1", start, "gpt-4", "first"), request("a2", start + 58_502_900, "gpt-4", "first"))
+    df = open_page.runs_frame([_collection(data)])
+    assert list(df["duration"]) == ["16 h 15 min"]  # 58,502.9 s
+
+
+def test_the_runs_table_shows_a_dash_for_missing_values(monkeypatch, fresh_store):
+    at = app(monkeypatch).run()
+    assert not at.exception
+    grid = next(df for df in at.dataframe if "title" in df.value.columns)
+    assert grid.proto.placeholder == open_page.MISSING
+    cols = json.loads(grid.proto.columns)
+    longest = max(len(t) for t in grid.value["title"])
+    assert cols["title"]["label"] == "Title"
+    assert cols["title"]["width"] >= min(520, 7 * longest)  # sized to its content, not "medium"
+
+
+def test_a_model_filter_treats_spellings_of_one_model_as_one():
+    cols = [_collection(log(request(n, 1, model, n)), f"{n}.jsonl")
+            for n, model in (("a", "GPT-4"), ("b", "gpt-4"), ("c", "claude-3"))]
+    df = open_page.runs_frame(cols)
+    assert sorted(df["model"]) == ["GPT-4", "claude-3", "gpt-4"]
+    options = open_page.model_options(df)
+    assert len(options) == 2 and "claude-3" in options
+    for spelling in ("GPT-4", "gpt-4"):
+        assert sorted(open_page.filter_runs(df, models=[spelling])["model"]) == ["GPT-4", "gpt-4"]
+
+
+def test_the_runs_count_says_how_many_are_shown():
+    assert open_page.runs_title(12, 300) == "Runs · 12 of 300"
+    assert open_page.runs_title(300, 300) == "Runs · 300"
+
+
+def test_uploads_come_first_newest_first():
+    def col(key, origin):
+        return type("C", (), {"key": key, "origin": origin})()
+    cols = [col("s1", "sample"), col("u1", "upload"), col("s2", "sample"), col("u2", "upload")]
+    assert [c.key for c in open_page.ordered(cols)] == ["u2", "u1", "s1", "s2"]
