@@ -15,7 +15,7 @@ from collections import Counter
 import pandas as pd
 
 from parsers.model import Scorecard
-from viewer.analysis.conversation import build_items
+from viewer.analysis.conversation import build_items, in_time_order
 from viewer.analysis.requests import USAGE_KINDS, trace_requests
 from viewer.render.fmt import chart_labels, chart_text, duration, usage_known
 
@@ -128,13 +128,14 @@ def totals(trace: dict, requests, messages) -> dict:
 
     Requests, tokens, cost and unpriced requests are the cook's `totals` (the numbers every
     page shows); `tokens` is None when no request recorded usage (unknown, not zero), and
-    `usage_requests` says how many did. Messages by role are the timeline's. `tool_calls` /
+    `usage_requests` says how many did. Messages (and by role) are those the timeline shows by default: everything, in time order. `tool_calls` /
     `tool_errors` come from `tool_usage` (all branches); `error_rate` is failed requests plus
     failed tool calls over requests plus tool calls."""
     df = per_request(trace, requests, messages)
     tools = tool_usage(trace, requests, messages)
     cooked = trace.get("totals") or {}
-    roles = Counter((messages.get(mid) or {}).get("role") for mid in trace.get("timeline") or ())
+    shown = in_time_order(trace, requests, messages).message_ids  # what the timeline shows
+    roles = Counter((messages.get(mid) or {}).get("role") for mid in shown)
     known = usage_known(cooked)
     failed = sum(1 for e in df["error"] if e)
     ncalls, nerr = int(tools["calls"].sum()), int(tools["errors"].sum())
@@ -143,7 +144,7 @@ def totals(trace: dict, requests, messages) -> dict:
     first_call = _first_tool_call_ms(trace, df)
     return {
         "requests": nreq, "failed_requests": failed,
-        "messages": len(trace.get("timeline") or ()),
+        "messages": len(shown),
         "messages_by_role": {r: roles[r] for r in ROLES if roles[r]},
         "tokens": {k: int(cooked.get(k) or 0) for k in USAGE_KINDS} if known else None,
         "usage_requests": cooked.get("usage_requests", int(df["input"].notna().sum())),

@@ -62,7 +62,7 @@ def page() -> None:
 
     _reading(col, visible, len(items), query, hits, occurrences)
     with header:
-        _header(col, trace, everything)
+        _header(col, trace, everything, len(branches[0].message_ids))
     with controls:
         _filters(branches, list(role_of), bool(hits))
 
@@ -218,14 +218,13 @@ def _messages(page_items: list, query: str, msg: int, pg: int, n_pages: int) -> 
 
 
 # -- header --------------------------------------------------------------------------------
-def _header(col, trace: dict, everything: list) -> None:
+def _header(col, trace: dict, everything: list, n_msgs: int) -> None:
     """Title, one line of what the trace is, one of its counts (over everything the default
     view shows), its problems and patches folded away."""
     tot = trace.get("totals") or {}
     st.markdown(f"#### {fmt.md_text(trace.get('title') or trace['id'], 200)}")
     bits = [trace.get("format"), ", ".join(trace.get("models") or []) or None, trace.get("source"),
             fmt.when(trace.get("started_at")) if trace.get("started_at") else None]
-    n_msgs = len({it["position"] for it in everything if not str(it["message"].get("id")).startswith("request:")})
     n_calls = sum(len(conv._calls(it["message"])) for it in everything)
     errors = sum(1 for it in everything if conv.is_error(it))
     unpriced = tot.get("unpriced_requests") or 0
