@@ -174,13 +174,17 @@ def test_find_jumps_on_enter_keeps_its_bar_in_view_and_survives_a_reload(page, a
     page.screenshot(path=str(shots_dir / "timeline-find-jump-1400x1000.png"))
     page.keyboard.press("j")
     page.wait_for_function("() => new URLSearchParams(location.search).get('msg') === '122'")
-    page.keyboard.press("k")
+    page.keyboard.press("k")  # each step waits for the page to answer the one before
+    page.wait_for_function("() => new URLSearchParams(location.search).get('msg') === '121'")
     page.keyboard.press("k")
     page.wait_for_function("() => new URLSearchParams(location.search).get('msg') === '120'")
     # The search is in the URL: a reload keeps it, and the place.
     assert url_params(page)["find"] == "number 12"
     page.reload()
     page.wait_for_selector("text=find: 11 entries, 11 hits")
+    # the box shows the search too (the grid of widgets may draw a moment after the status)
+    page.wait_for_function("""() => [...document.querySelectorAll('input[aria-label="Find in trace"]')]
+                                    .some(e => e.value === 'number 12')""")
     assert page.get_by_label("Find in trace", exact=True).input_value() == "number 12"
     assert page.locator("#msg-120").count() == 1
 
