@@ -9,13 +9,10 @@ the item's tool call and `mark` what starts at the item (a request that forks).
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 import orjson
-
-MAIN = "main"
-
 
 # -- branches -----------------------------------------------------------------------
 ALL = "all"
@@ -106,14 +103,16 @@ def in_time_order(trace: dict, requests: dict, messages: dict) -> Branch:
         cands = [c for c in (done.get(r.get("parent_id")),
                              producer.get(next((m for m in reversed(sent) if m in producer), None)))
                  if c is not None]
-        best, k, used, edited = None, 0, 0, 0
+        best, k, used, edited, size = None, 0, 0, 0, 0
         for c in cands:
-            ck, cused, cedited = _continued(sent, _conv(c), role)
+            conv = _conv(c)
+            ck, cused, cedited = _continued(sent, conv, role)
             if ck > k or (ck == k and best is not None and c is prev):
-                best, k, used, edited = c, ck, cused, cedited
+                best, k, used, edited, size = c, ck, cused, cedited, len(conv)
         new = sent[k:] + got
         start = len(out)
-        mark = _mark(r, best, k, used, edited, prev, number) if (prev is not None or best is not None) else None
+        mark = (_mark(r, best, k, used, edited, size, prev, number)
+                if (prev is not None or best is not None) else None)
         if mark and new:
             marks[start] = mark
         out.extend(new)
@@ -127,7 +126,7 @@ def in_time_order(trace: dict, requests: dict, messages: dict) -> Branch:
         done[r["id"]] = r
         prev = r
     timeline = list(trace.get("timeline") or ())
-    covered = max((len(_conv(r)) for r in reqs if _conv(r) == timeline[:len(_conv(r))]), default=0)
+    covered = max((len(c) for c in map(_conv, reqs) if c == timeline[:len(c)]), default=0)
     out.extend(timeline[covered:] if reqs else timeline)
     n = len(reqs)
     label = (f"everything, in time order · {n:,} request{'s' * (n != 1)} · {len(out):,} messages"
@@ -154,14 +153,15 @@ def _continued(sent: list, conv: list, role) -> tuple[int, int, int]:
     return k, (j if k else 0), edited
 
 
-def _mark(r: dict, best: dict | None, k: int, used: int, edited: int, prev: dict | None,
+def _mark(r: dict, best: dict | None, k: int, used: int, edited: int, size: int, prev: dict | None,
           number: dict) -> str | None:
+    """What a request's first new message starts: `best` is the request it continues, whose
+    conversation (`size` messages) held the first `k` messages it sent within its first `used`."""
     n = number[r["id"]]
     if best is None or k == 0:
         return f"request {n} · starts a new conversation"
     parent = number[best["id"]]
-    conv = _conv(best)
-    skipped, later = used - k, len(conv) - used
+    skipped, later = used - k, size - used
     bits = []
     if later:
         bits.append(f"branches from request {parent} (leaves out its last {later} message{'s' * (later != 1)})")

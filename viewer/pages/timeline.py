@@ -41,11 +41,12 @@ def page() -> None:
     by_key = {b.key: b for b in branches}
     branch = by_key.get(ss.get("branch") or st.query_params.get("branch")) or branches[0]
     ss["branch"] = branch.key
-    items = col.memo(("items", tid, branch.key),
-                     lambda: conv.build_items(branch.message_ids, col.messages, reqs, branch.errors, branch.marks))
-    everything = items if branch is branches[0] else col.memo(
-        ("items", tid, branches[0].key), lambda: conv.build_items(
-            branches[0].message_ids, col.messages, reqs, branches[0].errors, branches[0].marks))
+
+    def items_of(b):
+        return col.memo(("items", tid, b.key),
+                        lambda: conv.build_items(b.message_ids, col.messages, reqs, b.errors, b.marks))
+
+    items, everything = items_of(branch), items_of(branches[0])
 
     present = [r for r in ROLE_LABELS if any(r in conv.roles_of(it) for it in items)]
     role_of = {ROLE_LABELS[r]: r for r in present}
@@ -268,11 +269,8 @@ def _reset_view(tid: str) -> None:
     ss["tv_view_of"] = tid
     ss["tv_expanded"] = set()
     ss["tv_focus"] = None
-    ss.pop("tv_raw", None)
-    if ss.get("tv_view_keys_of") not in (None, tid):  # another trace was read: its filters go
-        for k in FILTER_KEYS:
-            ss.pop(k, None)
-    ss["tv_view_keys_of"] = tid
+    for k in ("tv_raw", *FILTER_KEYS):  # another trace's filters go
+        ss.pop(k, None)
     # A link naming a message scrolls there once.
     if st.query_params.get("msg"):
         ss["tv_scroll"] = True

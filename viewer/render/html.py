@@ -427,9 +427,10 @@ def _maybe_json(text: str) -> Any:
     return obj if isinstance(obj, (dict, list)) else None
 
 
-def _clip(text: str, ctx: _Ctx, full: bool, msg_id: str) -> tuple[str, str]:
-    """(shown slice, truncation note html or "")."""
-    limit = ctx.max_chars
+def _clip(text: str, ctx: _Ctx, full: bool, msg_id: str, limit: int | None = None) -> tuple[str, str]:
+    """(shown slice, truncation note html or ""): the first `limit` characters (by default
+    the render's `max_chars`)."""
+    limit = ctx.max_chars if limit is None else limit
     if full or len(text) <= limit:
         return text, ""
     shown = text[:limit]
@@ -596,7 +597,7 @@ def _render_arg_list(args: dict, ctx: _Ctx, full: bool, msg_id: str) -> str:
     budget = ctx.max_chars
     for key, value in args.items():
         text = _clean_text(value) if isinstance(value, str) else _dumps(value, indent=False)
-        shown, note = _clip(text, _Ctx(max(budget, 200), ctx.rx, ()), full, msg_id)
+        shown, note = _clip(text, ctx, full, msg_id, max(budget, 200))
         budget -= len(shown)
         body = _plain_pre(shown, "tv-text tv-arg-value") if isinstance(value, str) else _hl(shown, "json", "json")
         out.append(f'<div class="tv-arg"><span class="tv-arg-key">{ctx.mark(_esc(_short(key, 200)))}</span>'
