@@ -155,6 +155,12 @@ def in_view(page, selector: str) -> bool:
                                    return r.bottom > 0 && r.top < window.innerHeight; }""", selector)
 
 
+def press(page, key: str) -> None:
+    """A key, once the app is idle: a key pressed while the script reruns is not heard."""
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]')
+    page.keyboard.press(key)
+
+
 def test_find_jumps_on_enter_keeps_its_bar_in_view_and_survives_a_reload(page, app, shots_dir):
     open_timeline(page, app, "long.jsonl")
     box = page.get_by_label("Find in trace", exact=True)
@@ -165,18 +171,18 @@ def test_find_jumps_on_enter_keeps_its_bar_in_view_and_survives_a_reload(page, a
     assert page.locator("mark.tv-hit").count() >= 1
     # Keyboard: N is the next match (page 3 now), J / K the next / previous message.
     page.evaluate("document.activeElement.blur()")
-    page.keyboard.press("n")
+    press(page, "n")
     page.wait_for_function("() => new URLSearchParams(location.search).get('msg') === '121'")
     page.wait_for_selector("#msg-121")
     page.wait_for_timeout(800)
     # The find bar stays on screen while the match is far down the page.
     assert in_view(page, ".st-key-tv_controls input") and in_view(page, "#msg-121")
     page.screenshot(path=str(shots_dir / "timeline-find-jump-1400x1000.png"))
-    page.keyboard.press("j")
+    press(page, "j")
     page.wait_for_function("() => new URLSearchParams(location.search).get('msg') === '122'")
-    page.keyboard.press("k")  # each step waits for the page to answer the one before
+    press(page, "k")  # each step waits for the page to answer the one before
     page.wait_for_function("() => new URLSearchParams(location.search).get('msg') === '121'")
-    page.keyboard.press("k")
+    press(page, "k")
     page.wait_for_function("() => new URLSearchParams(location.search).get('msg') === '120'")
     # The search is in the URL: a reload keeps it, and the place.
     assert url_params(page)["find"] == "number 12"

@@ -415,12 +415,15 @@ def _raw(col, mid: str, label: str) -> None:
 
 
 def _scroll_to(pos: int) -> None:
-    # Our own constant script (no trace content): bring the focused message into view. No "<"
-    # inside it: the sanitiser drops scripts whose text looks like markup.
+    # Our own constant script (no trace content): bring the focused message into view, once the
+    # find bar is drawn too (the message's scroll margin, which keeps it below the bar, applies
+    # only then; the bar can arrive after the messages). No "<" inside it: the sanitiser drops
+    # scripts whose text looks like markup.
     nonce = st.session_state["tv_nonce"] = st.session_state.get("tv_nonce", 0) + 1
     st.html(
         "<script>(function(){var n=0;function go(){var e=document.getElementById('msg-%d');"
-        "if(e){e.scrollIntoView({block:'start'});}else if(40>n++){setTimeout(go,50);}}go();})();"
+        "var bar=document.querySelector('.st-key-tv_controls input');"
+        "if(e&&(bar||n>=60)){e.scrollIntoView({block:'start'});}else if(60>n++){setTimeout(go,50);}}go();})();"
         "/*%d*/</script>" % (int(pos), nonce),
         unsafe_allow_javascript=True,
     )
