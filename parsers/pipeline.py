@@ -15,17 +15,18 @@ from pathlib import Path
 
 import orjson
 
-from parsers.cook.builder import DocumentBuilder, trace_id
+from parsers.cook.builder import SCHEMA_VERSION as COOKED_SCHEMA_VERSION, DocumentBuilder, trace_id
 from parsers.cook.pricing import PRICES_ENV, PricesError, read_prices_file  # noqa: F401 - for the viewer
 from parsers.cook.redact import scrub, scrub_problem, scrub_text
 from parsers.cook.schema import cooked_errors
-from parsers.io.source import Source, expand, expand_uploads, from_path
+from parsers.io.source import Source, expand, expand_uploads, files_of, from_path
 from parsers.model import (Problem, RunSummary, Scorecard, UnsupportedFormatError, WorkflowFormatError,
                            internal_error)
 from parsers.registry import NOT_A_TRACE, CompanionFile, detect, formats, get, not_a_trace, unsupported
 
 __all__ = ["cook_paths", "cook_uploads", "cook_sources", "InputSummary", "input_problems", "list_runs", "open_run",
-           "RunRow", "validate_file", "convert_file"]
+           "RunRow", "validate_file", "convert_file", "settle_companion",
+           "FileStat", "list_files", "cook_files"]
 
 # A Python package's marker in a folder of data (the bundled samples are a package): not an input.
 PACKAGE_FILES = ("__init__.py",)
@@ -64,24 +65,31 @@ def _digest(src: Source) -> str:
 
 
 def cook_sources(sources, fmt: str | None = None, problems: list[Problem] | None = None,
-                 builder: DocumentBuilder | None = None) -> tuple[dict, list[InputSummary]]:
-    """Cook every source into one document; never raises for bad input."""
+                 builder: DocumentBuilder | None = None,
+                 read_with: dict[str, str] | None = None) -> tuple[dict, list[InputSummary]]:
+    """Cook every source into one document; never raises for bad input.
+
+    `read_with`, when given, collects the files each input's reader opened beside it (file
+    name -> input name), and companion files keep their raw note: a caller cooking a folder
+    in several batches passes one dict to all of them and settles each companion at the end
+    with `settle_companion`, whichever batch its reader was in."""
     # Cooking allocates many small objects and frees few: the cyclic collector would walk
     # them again and again for nothing (about a third of the time on big logs).
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _cook_sources(sources, fmt, problems, builder)
+        return _cook_sources(sources, fmt, problems, builder, read_with)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _cook_sources(sources, fmt, problems, builder) -> tuple[dict, list[InputSummary]]:
+def _cook_sources(sources, fmt, problems, builder, read_with) -> tuple[dict, list[InputSummary]]:
     builder = builder or DocumentBuilder()
     summaries: list[InputSummary] = []
     forced = get(fmt) if fmt else None
-    read_with: dict[str, str] = {}  # a file another input read beside itself -> that input
+    settle = read_with is None
+    read_with = {} if read_with is None else read_with
     # Each input's SHA-256 is computed on the other core while the input is parsed
     # (hashlib releases the GIL): trace ids need it only once the traces are cooked.
     with ThreadPoolExecutor(max_workers=1) as hasher:
@@ -89,7 +97,8 @@ def _cook_sources(sources, fmt, problems, builder) -> tuple[dict, list[InputSumm
             future = hasher.submit(_digest, src)
             summaries.append(_cook_one(builder, _reading_siblings(src, read_with), forced, fmt,
                                        lambda f=future, s=src: _result(f, s)))
-    _companions(builder, summaries, read_with)
+    if settle:
+        _companions(builder, summaries, read_with)
     if problems:
         for p in problems:
             builder.add_failed_input(p.file, None, 0, None, [p])
@@ -116,17 +125,25 @@ def _companions(builder: DocumentBuilder, summaries: list[InputSummary], read_wi
     entries = {e["name"]: e for e in builder.inputs if e.get("note")}
     for s in summaries:
         entry = entries.get(s.name)
-        if entry is None or s.note is None or s.note.startswith(NOT_A_TRACE):
+        if entry is None or s.note is None:
             continue
-        reader = read_with.get(s.name)
-        if reader is not None:
-            s.note = entry["note"] = f"{s.note}; read with {reader}"
-            continue
-        problem = scrub_problem(Problem(s.name, f"{s.note}; it was not read: the file it goes with "
-                                                f"was not given").as_dict())
-        s.problems = entry["problems"] = [problem]
-        del entry["note"]
-        s.note = None
+        s.note, s.problems = settle_companion(entry, read_with.get(s.name))
+
+
+def settle_companion(entry: dict, reader: str | None) -> tuple[str | None, list[dict]]:
+    """A cooked input entry holding a companion file's note, settled in place: the note says
+    which input read it, or (none did) the note becomes a problem. A "not a trace" note stays.
+    Returns the entry's note and problems."""
+    note = entry.get("note")
+    if note is None or note.startswith(NOT_A_TRACE):
+        return note, entry["problems"]
+    if reader is not None:
+        entry["note"] = f"{note}; read with {reader}"
+        return entry["note"], entry["problems"]
+    entry["problems"] = [scrub_problem(Problem(entry["name"], f"{note}; it was not read: the file it goes "
+                                                               f"with was not given").as_dict())]
+    del entry["note"]
+    return None, entry["problems"]
 
 
 def _result(future, src: Source) -> str:
@@ -205,6 +222,60 @@ def cook_uploads(files: list[tuple[str, bytes]], fmt: str | None = None) -> tupl
     problems: list[Problem] = []
     sources = list(expand_uploads(files, problems))
     return cook_sources(sources, fmt, problems)
+
+
+# -- files for an index: listed by their stat, cooked in batches ----------------------------
+
+@dataclass(frozen=True)
+class FileStat:
+    """A file an index holds: its path, the folder it was found under (its names are relative
+    to it), its size and modification time."""
+    path: str
+    root: str
+    size: int
+    mtime_ns: int
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).relative_to(self.root).as_posix()
+
+
+def list_files(paths, problems: list[Problem] | None = None) -> list[FileStat]:
+    """Every file a cook of `paths` would read (folders walked as `cook_paths` walks them,
+    package markers left out), each with its stat; nothing is opened."""
+    problems = [] if problems is None else problems
+    out = []
+    for p in (Path(x).resolve() for x in paths):
+        found = files_of(p, problems)
+        if found is None:
+            continue
+        files, root = found
+        for f in files:
+            if f.name in PACKAGE_FILES and f != p:  # a package marker found in a folder
+                continue
+            try:
+                st = f.stat()
+            except OSError:
+                continue
+            out.append(FileStat(str(f), str(root), st.st_size, st.st_mtime_ns))
+    return out
+
+
+def cook_files(files: list[FileStat], read_with: dict[str, str]) -> tuple[dict, list[InputSummary]]:
+    """Cook a batch of listed files into one document, their names relative to their roots;
+    companions keep their raw notes (see `cook_sources`). A zip's members are its inputs."""
+    problems: list[Problem] = []
+    sources = []
+    for f in files:
+        root = Path(f.root)
+        if f.path.lower().endswith(".zip"):
+            sources.extend(s for s in _expand([f.path], problems))
+            continue
+        try:
+            sources.append(from_path(Path(f.path), root))
+        except OSError as e:
+            problems.append(Problem(f.name, f"could not be read: {e}"))
+    return cook_sources(sources, problems=problems, read_with=read_with)
 
 
 # -- runs of a container, listed before they are read ------------------------------------------

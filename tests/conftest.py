@@ -1,9 +1,15 @@
-"""Shared fixtures. Tests that need the shared real-data folder skip when it is absent."""
+"""Shared fixtures. Tests that need the shared real-data folder skip when it is absent; tests
+that need a program the suite installs on purpose (PostgreSQL, Chromium) skip without it, except
+in CI (`CI=true`), where they fail."""
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 import pytest
+
+from tests import pgserver
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -42,6 +48,33 @@ def gen_traces():
         return out
 
     return run
+
+
+def unavailable(reason: str) -> None:
+    """A program the test needs is missing: skip on a user's machine, fail in CI (`CI=true`),
+    which installs everything and must not pass by skipping."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """One throwaway PostgreSQL server for the session on 127.0.0.1 (tests/pgserver.py); yields
+    `postgresql://USER@127.0.0.1:PORT/traceview`."""
+    with contextlib.ExitStack() as stack:
+        try:
+            url = stack.enter_context(pgserver.running())
+        except pgserver.Unavailable as e:
+            unavailable(str(e))
+        yield url
+
+
+@pytest.fixture
+def postgres_db(postgres_url):
+    """The URL of a fresh empty database of this test's own on the session's server, dropped after."""
+    with pgserver.fresh_database(postgres_url) as url:
+        yield url
 
 
 def install_plugin(root: Path, module: str, source: str, entry_points: dict[str, str]) -> Path:
@@ -84,3 +117,18 @@ from hypothesis import settings as _hypothesis_settings  # noqa: E402
 
 _hypothesis_settings.register_profile("traceview", derandomize=True, database=None, deadline=None)
 _hypothesis_settings.load_profile("traceview")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _library(tmp_path_factory):
+    """Every app, server and command of the test session keeps its library in a folder of the
+    session (never the user's own), unless the caller named one."""
+    if os.environ.get("TRACEVIEW_LIBRARY"):
+        yield os.environ["TRACEVIEW_LIBRARY"]
+        return
+    path = str(tmp_path_factory.mktemp("library") / "library.sqlite")
+    os.environ["TRACEVIEW_LIBRARY"] = path
+    try:
+        yield path
+    finally:
+        os.environ.pop("TRACEVIEW_LIBRARY", None)

@@ -22,7 +22,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 import zstandard
 
@@ -294,18 +294,25 @@ def _limit(name: str) -> int:
         return globals()[name]
 
 
+def files_of(p: Path, problems: list[Problem]) -> tuple[Iterable[Path], Path] | None:
+    """The files a path given stands for (a folder walked, sorted) and the folder their names
+    are relative to; None, with a problem, when it is neither a file nor a folder."""
+    if p.is_dir():
+        return walk(p, problems), p
+    if p.is_file():
+        return [p], p.parent
+    problems.append(Problem(str(p), "no such file or folder"))
+    return None
+
+
 def expand(paths: list[str | Path], problems: list[Problem]) -> Iterator[Source]:
     """Files, folders (walked recursively, sorted) and zip archives -> Sources, bounded."""
     budget = _Budget(MAX_TOTAL_BYTES)
     for p in paths:
-        p = Path(p)
-        if p.is_dir():
-            files, root = _walk(p, problems), p
-        elif p.is_file():
-            files, root = [p], p.parent
-        else:
-            problems.append(Problem(str(p), "no such file or folder"))
+        found = files_of(Path(p), problems)
+        if found is None:
             continue
+        files, root = found
         for f in files:
             rel = f.relative_to(root).as_posix()
             if f.suffix.lower() == ".zip":
@@ -372,7 +379,9 @@ def _mb(n: int) -> str:
     return f"{n / 1024**2:.0f} MB" if n >= 1024**2 else f"{n} bytes"
 
 
-def _walk(root: Path, problems: list[Problem] | None = None) -> Iterator[Path]:
+def walk(root: Path, problems: list[Problem] | None = None) -> Iterator[Path]:
+    """The files under a folder that are read, sorted: hidden files and folders, SKIP_DIRS
+    and symbolic links left out (a link is a problem when `problems` is given)."""
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         kept = []
         for d in sorted(dirnames):

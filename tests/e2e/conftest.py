@@ -1,17 +1,19 @@
 """Browser tests: `traceview serve` in a subprocess, driven by Playwright in Debian's Chromium.
 
 Starting and stopping the server goes through viewer.serve's helpers (the benchmark uses them
-too). Every test here is marked `browser`; without Chromium at /usr/bin/chromium they skip
-with that reason.
+too). Every test here is marked `browser`; without Chromium at /usr/bin/chromium or without
+Playwright they skip with that reason, and fail in CI (`CI=true`).
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import unavailable
 from viewer import serve
 
 CHROMIUM = "/usr/bin/chromium"
@@ -24,8 +26,24 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if Path(str(item.fspath)).parent == here:
             item.add_marker(pytest.mark.browser)
-            if not Path(CHROMIUM).exists():
-                item.add_marker(pytest.mark.skip(reason=f"Chromium not found at {CHROMIUM}"))
+
+
+def browser_missing() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    if not Path(CHROMIUM).exists():
+        return f"Chromium not found at {CHROMIUM}; install Debian's chromium package"
+    if importlib.util.find_spec("playwright") is None:
+        return "Playwright is not installed; install the test extras (pip install -e '.[test]')"
+    return None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def browser_present():
+    """Set up before any app or browser of these tests: skip them, or fail them in CI, when
+    the browser cannot run."""
+    reason = browser_missing()
+    if reason:
+        unavailable(reason)
 
 
 def start_server(paths, log_dir: Path) -> serve.Running:
@@ -39,9 +57,8 @@ def launch_browser(playwright):
 
 @pytest.fixture(scope="module")
 def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Chromium not found at {CHROMIUM}")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    from playwright import sync_api
+
     with sync_api.sync_playwright() as p:
         b = launch_browser(p)
         yield b

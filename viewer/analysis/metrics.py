@@ -219,30 +219,44 @@ def per_trace(traces: list[dict]) -> pd.DataFrame:
     return df
 
 
-def per_model(traces: list[dict], requests) -> pd.DataFrame:
-    """Requests, tokens and cost per model over every request of the given traces; `unpriced`
+def model_usage(trace: dict, requests) -> dict[str, dict]:
+    """Per model, over the trace's requests: requests, tokens of each kind, cost, and how many
+    requests were priced, unpriced (usage and no cost) and had usage. `per_model` adds these
+    up over traces; the library keeps them per run, so a corpus's models need no requests."""
+    agg: dict[str, dict] = {}
+    for r in trace_requests(trace, requests):
+        m = r.get("model") or "(no model)"
+        a = agg.setdefault(m, {"requests": 0, **dict.fromkeys(TOKEN_KINDS, 0), "cost": 0.0, "priced": 0,
+                               "unpriced": 0, "with_usage": 0})
+        a["requests"] += 1
+        u = r.get("usage")
+        if u is not None:
+            a["with_usage"] += 1
+            for k in TOKEN_KINDS:
+                a[k] += u.get(k) or 0
+        if _num(r.get("cost")) is not None:
+            a["cost"] += r["cost"]
+            a["priced"] += 1
+        elif u is not None:
+            a["unpriced"] += 1
+    return agg
+
+
+def per_model(traces: list[dict], requests=None) -> pd.DataFrame:
+    """Requests, tokens and cost per model over every request of the given traces (or, without
+    `requests`, over each trace's `by_model`, its `model_usage` kept by the library); `unpriced`
     counts requests with usage and no cost; tokens are missing when no request recorded usage."""
     agg: dict[str, dict] = {}
     for t in traces:
-        for r in trace_requests(t, requests):
-            m = r.get("model") or "(no model)"
-            a = agg.setdefault(m, {"model": m, "traces": set(), "requests": 0, **dict.fromkeys(TOKEN_KINDS, 0),
+        usage = model_usage(t, requests) if requests is not None else t.get("by_model") or {}
+        for m, u in usage.items():
+            a = agg.setdefault(m, {"model": m, "traces": 0, "requests": 0, **dict.fromkeys(TOKEN_KINDS, 0),
                                    "cost": 0.0, "priced": 0, "unpriced": 0, "with_usage": 0})
-            a["traces"].add(t["id"])
-            a["requests"] += 1
-            u = r.get("usage")
-            if u is not None:
-                a["with_usage"] += 1
-                for k in TOKEN_KINDS:
-                    a[k] += u.get(k) or 0
-            if _num(r.get("cost")) is not None:
-                a["cost"] += r["cost"]
-                a["priced"] += 1
-            elif u is not None:
-                a["unpriced"] += 1
+            a["traces"] += 1
+            for k in ("requests", *TOKEN_KINDS, "cost", "priced", "unpriced", "with_usage"):
+                a[k] += u.get(k) or 0
     rows = []
     for a in agg.values():
-        a["traces"] = len(a["traces"])
         a["cost"] = round(a["cost"], 10) if a.pop("priced") else None
         if not a.pop("with_usage"):
             a.update(dict.fromkeys(TOKEN_KINDS))

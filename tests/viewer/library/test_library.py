@@ -1,0 +1,259 @@
+"""The library on SQLite and on a real PostgreSQL server: indexing (incremental, companions,
+copies in two places), the runs table's queries, search, and opening a run. Every test runs
+on both; expected values come from the files (or the cook of the same files), never from the
+library itself."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from parsers import pipeline
+from viewer.analysis import conversation as conv
+from viewer.library import ingest
+from viewer.library.db import SCHEMA_VERSION, LibraryError
+from viewer.library.library import Library, RunsQuery, Scope
+from viewer.library.search import SNIPPET_CLOSE, SNIPPET_OPEN
+
+ROOT = Path(__file__).resolve().parents[3]
+SAMPLES = ROOT / "sample_data"
+EVERYTHING = Scope(everything=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def library(request, tmp_path):
+    if request.param == "sqlite":
+        lib = Library(str(tmp_path / "lib.sqlite"))
+    else:
+        lib = Library(request.getfixturevalue("postgres_db"))
+    yield lib
+    lib.close()
+
+
+def chat_log(path: Path, *turns: str, model: str = "gpt-4o", start: int = 1_700_000_000_000) -> Path:
+    """An OpenAI request log: one request per user turn, each answered."""
+    lines, msgs = [], [{"role": "system", "content": "be brief"}]
+    for i, text in enumerate(turns):
+        msgs = msgs + [{"role": "user", "content": text}]
+        answer = {"role": "assistant", "content": f"answer {i}"}
+        lines.append(json.dumps({"id": f"r{i}", "timestamp": start + i * 1000,
+                                 "request": {"model": model, "messages": msgs},
+                                 "response": {"choices": [{"message": answer}],
+                                              "usage": {"prompt_tokens": 10 + i, "completion_tokens": 3}}}))
+        msgs = msgs + [answer]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def ids_of(folder: Path) -> set[str]:
+    doc, _ = pipeline.cook_paths([folder])
+    return {t["id"] for t in doc["traces"]}
+
+
+# -- indexing ----------------------------------------------------------------------------------
+
+def test_a_folder_indexes_to_the_runs_its_cook_gives(library, tmp_path):
+    folder = tmp_path / "data"
+    shutil.copytree(SAMPLES / "api_logs", folder / "api_logs")
+    shutil.copytree(SAMPLES / "claude_code", folder / "claude_code")
+    mine = chat_log(folder / "mine.jsonl", "one", "two", "three")
+    p = library.index([folder])
+    doc, _ = pipeline.cook_paths([folder])
+    assert p.to_cook == p.files and p.cooked == p.files
+    scope = Scope(paths=(str(folder),))
+    assert set(library.runs_in(scope)) == {t["id"] for t in doc["traces"]}
+    # The runs table's numbers: token sums written from the raw request log.
+    raw = [json.loads(line) for line in mine.read_text().splitlines()]
+    tokens = sum(r["response"]["usage"]["prompt_tokens"] + r["response"]["usage"]["completion_tokens"] for r in raw)
+    (tid,) = ids_of(mine)
+    assert library.run(tid)["tokens"] == tokens and library.run(tid)["requests"] == len(raw)
+    # Sub-agent runs are listed under their session and open with it.
+    kids = [r for r in library.runs(RunsQuery(formats=("claude-code",)), scope).rows if r["parent"]]
+    assert kids and all(k["family"] == k["parent"] for k in kids)
+    fam = library.family(kids[0]["id"])
+    assert {kids[0]["id"], kids[0]["parent"]} <= {t["id"] for t in fam["traces"]}
+
+
+def test_a_second_index_of_unchanged_files_cooks_nothing(library, tmp_path, monkeypatch):
+    chat_log(tmp_path / "d" / "a.jsonl", "first question")
+    chat_log(tmp_path / "d" / "b.jsonl", "second question")
+    library.index([tmp_path / "d"])
+    cooked = []
+    real = ingest.cook_batch
+    monkeypatch.setattr(ingest, "cook_batch", lambda files, origin="path": cooked.append(files) or real(files, origin))
+    p = library.index([tmp_path / "d"])
+    assert (p.files, p.unchanged, p.to_cook) == (2, 2, 0) and cooked == []
+    # A new time on the same bytes is not a change either (the digest says so).
+    os.utime(tmp_path / "d" / "a.jsonl", ns=(time.time_ns(), time.time_ns() + 10**9))
+    assert library.index([tmp_path / "d"]).to_cook == 0 and cooked == []
+    # A new cooker re-cooks everything it read.
+    monkeypatch.setattr(ingest, "COOKER", "traceview (a newer one)")
+    assert library.index([tmp_path / "d"]).to_cook == 2
+
+
+def test_changed_removed_and_pruned_files(library, tmp_path):
+    a = chat_log(tmp_path / "d" / "a.jsonl", "the word zqalpha here")
+    chat_log(tmp_path / "d" / "b.jsonl", "something else")
+    library.index([tmp_path / "d"])
+    assert [h.run["path"] for h in library.search("zqalpha", EVERYTHING)] == [str(a)]
+    chat_log(a, "now it says zqbeta")
+    p = library.index([tmp_path / "d"])
+    assert p.to_cook == 1
+    assert library.search("zqalpha", EVERYTHING) == []
+    assert [h.run["path"] for h in library.search("zqbeta", EVERYTHING)] == [str(a)]
+    assert len(library.runs_in(EVERYTHING)) == 2
+    a.unlink()
+    p = library.index([tmp_path / "d"])
+    assert p.gone == 1 and library.search("zqbeta", EVERYTHING) == []
+    assert len(library.runs_in(EVERYTHING)) == 1
+    assert library.stats()["gone"] == 1
+    assert library.prune() == 1 and library.stats()["gone"] == 0
+
+
+def test_companion_files_are_read_with_their_run_and_a_change_to_one_recooks_it(library, tmp_path):
+    folder = tmp_path / "swe"
+    shutil.copytree(SAMPLES / "swe_agent", folder)
+    library.index([folder])
+    inputs = {i["name"]: i for i in library.inputs(EVERYTHING)}
+    assert inputs["results/results.json"]["note"].endswith("read with demo__calc-1/demo__calc-1.traj")
+    assert inputs["demo__calc-1/demo__calc-1.pred"]["note"].endswith("read with demo__calc-1/demo__calc-1.traj")
+    assert not any(i["problems"] for i in inputs.values())
+    # The trajectory reads the results beside it: changing them re-cooks it.
+    results = folder / "results" / "results.json"
+    results.write_text(results.read_text() + "\n")
+    p = library.index([folder])
+    assert p.to_cook == 2  # the results file and the trajectory that reads it
+
+
+def test_identical_files_in_two_places_share_runs_and_each_place_lists_them(library, tmp_path):
+    a = chat_log(tmp_path / "one" / "log.jsonl", "the same words zqtwin")
+    b = tmp_path / "two" / "log.jsonl"
+    b.parent.mkdir()
+    shutil.copy(a, b)
+    library.index([tmp_path / "one"])
+    library.index([tmp_path / "two"])
+    (tid,) = ids_of(a)
+    assert library.paths_of(tid) == [str(a), str(b)]
+    for folder in ("one", "two"):
+        assert library.runs_in(Scope(paths=(str(tmp_path / folder),))) == [tid]
+    shutil.rmtree(tmp_path / "one")
+    library.index([tmp_path / "one"])
+    assert library.runs_in(Scope(paths=(str(tmp_path / "two"),))) == [tid]
+    assert library.family(tid) is not None
+    assert [h.run["id"] for h in library.search("zqtwin", EVERYTHING)] == [tid]
+
+
+def test_a_process_pool_writes_the_same_runs(library, tmp_path):
+    for i in range(6):
+        chat_log(tmp_path / "d" / f"{i}.jsonl", f"question {i} zqpool{i}")
+    monkey = ingest.BATCH_FILES
+    ingest.BATCH_FILES = 2
+    try:
+        p = library.index([tmp_path / "d"], jobs=2)
+    finally:
+        ingest.BATCH_FILES = monkey
+    assert p.cooked == 6
+    assert set(library.runs_in(EVERYTHING)) == ids_of(tmp_path / "d")
+    assert [h.run["path"] for h in library.search("zqpool4", EVERYTHING)] == [str(tmp_path / "d" / "4.jsonl")]
+
+
+def test_a_library_of_a_newer_schema_is_refused(tmp_path):
+    lib = Library(str(tmp_path / "lib.sqlite"))
+    with lib.db.transaction():
+        lib.db.upsert_meta("schema", str(SCHEMA_VERSION + 1))
+    lib.close()
+    with pytest.raises(LibraryError, match="newer traceview"):
+        Library(str(tmp_path / "lib.sqlite"))
+
+
+# -- the runs table ------------------------------------------------------------------------------
+
+def test_runs_are_filtered_sorted_paged_and_counted_in_the_library(library, tmp_path):
+    for i, model in enumerate(["gpt-4o", "GPT-4o", "claude-3", "gpt-4o", "claude-3"]):
+        chat_log(tmp_path / "d" / f"{i}.jsonl", *[f"turn {k}" for k in range(i + 1)], model=model,
+                 start=1_700_000_000_000 + i * 86_400_000)
+    library.index([tmp_path / "d"])
+    scope = Scope(paths=(str(tmp_path / "d"),))
+    # Model spellings are one model.
+    kept = library.runs(RunsQuery(models=(ingest.model_key("gpt-4o"),)), scope)
+    assert kept.total == 3 and {r["name"] for r in kept.rows} == {"0.jsonl", "1.jsonl", "3.jsonl"}
+    # Sorted by requests (each log has i + 1), paged two at a time.
+    q = RunsQuery(sort="requests", descending=True, limit=2, offset=2)
+    assert [r["requests"] for r in library.runs(q, scope).rows] == [3, 2]
+    assert library.runs(q, scope).total == 5
+    # By start date, and facets of what the filter keeps.
+    since = library.runs(RunsQuery(since="2023-11-16"), scope)
+    assert {r["name"] for r in since.rows} == {"2.jsonl", "3.jsonl", "4.jsonl"}
+    facets = library.facets(RunsQuery(contains="claude"), scope)
+    assert facets["model"] == [("claude-3", 2)]
+    assert library.count(Scope(paths=(str(tmp_path / "elsewhere"),))) == 0
+
+
+# -- search ---------------------------------------------------------------------------------
+
+SEARCH_FILES = {
+    "snake.jsonl": ["we call zq_snake_marker in the loop"],
+    "dotted.jsonl": ["the module zq.dotted.marker fails", "second turn zqcommon"],
+    "phrase.jsonl": ["a quick brown zqfox jumps", "zqcommon again"],
+    "apart.jsonl": ["brown dogs and a quick zqfox", "zqcommon"],
+    "prefix.jsonl": ["zqprefixed_word inside"],
+}
+
+
+@pytest.fixture
+def searchable(library, tmp_path):
+    for name, turns in SEARCH_FILES.items():
+        chat_log(tmp_path / "s" / name, *turns)
+    library.index([tmp_path / "s"])
+    return library
+
+
+def names(hits) -> set[str]:
+    return {Path(h.run["path"]).name for h in hits}
+
+
+@pytest.mark.parametrize("query,expected", [
+    ("zq_snake_marker", {"snake.jsonl"}),
+    ("zq.dotted.marker", {"dotted.jsonl"}),
+    ("zqcommon", {"dotted.jsonl", "phrase.jsonl", "apart.jsonl"}),
+    ('"quick brown zqfox"', {"phrase.jsonl"}),
+    ("quick brown zqfox", {"phrase.jsonl", "apart.jsonl"}),
+    ("zqprefix*", {"prefix.jsonl"}),
+    ("ZQCOMMON Again", {"phrase.jsonl"}),  # any case; every word in one message
+    ("zqcommon zqfox", set()),
+    ("zqnothing", set()),
+])
+def test_search_finds_words_phrases_identifiers_and_prefixes(searchable, query, expected):
+    assert names(searchable.search(query, EVERYTHING)) == expected
+
+
+@pytest.mark.parametrize("query", ['a.b', 'a-b', '"', '(', ')', 'NEAR(', '*', 'AND OR NOT', "'; DROP TABLE traces; --",
+                                   '\\', '%_', 'col:value', '^start', '"unclosed phrase', '::', ''])
+def test_any_input_is_a_safe_search(searchable, query):
+    searchable.search(query, EVERYTHING)  # never a syntax error
+    assert searchable.count(EVERYTHING) == len(SEARCH_FILES)
+
+
+def test_a_hit_names_the_item_that_matched_and_marks_the_words(searchable):
+    (hit,) = searchable.search("zq_snake_marker", EVERYTHING)
+    fam = searchable.family(hit.run["id"])
+    trace = fam["traces"][0]
+    messages = {m["id"]: m for m in fam["messages"]}
+    requests = {r["id"]: r for r in fam["requests"]}
+    b = conv.in_time_order(trace, requests, messages)
+    items = conv.build_items(b.message_ids, messages, [requests[r] for r in trace["requests"]], b.errors, b.marks)
+    assert "zq_snake_marker" in conv.item_text(items[hit.n - 1])
+    assert f"{SNIPPET_OPEN}zq{SNIPPET_CLOSE}_{SNIPPET_OPEN}snake{SNIPPET_CLOSE}" in hit.snippet
+
+
+def test_search_keeps_to_the_scope_and_the_filters(searchable, tmp_path):
+    chat_log(tmp_path / "other" / "x.jsonl", "zqcommon outside", model="claude-3")
+    searchable.index([tmp_path / "other"])
+    inside = Scope(paths=(str(tmp_path / "s"),))
+    assert "x.jsonl" not in names(searchable.search("zqcommon", inside))
+    assert names(searchable.search("zqcommon", EVERYTHING, query=RunsQuery(models=("claude-3",)))) == {"x.jsonl"}

@@ -1,0 +1,299 @@
+"""The library's database: one set of tables and queries, two dialects (SQLite, PostgreSQL).
+
+Queries are written once with `?` placeholders; the PostgreSQL connection turns them into its
+own. What differs between the two (the full-text index and how it is asked, the type of an
+id column, the type of bytes) is in the `Dialect` of each, and nowhere else.
+
+Tables (schema version `SCHEMA_VERSION`, migrated on open):
+- `inputs`: one row per file indexed (or upload): path, size, mtime, digest, format, problems,
+  the cooker that read it, the files its reader opened beside it, where it came from.
+- `traces`: one row per run with every column the runs table shows; `family` names the blob
+  holding it (a run with its sub-agent runs), `parent` its parent run; `stub` the run's cooked
+  trace without its messages, requests and artifacts, with its usage per model (`by_model`),
+  for pages over many runs (metrics, compare, battles).
+- `blobs`: each family's cooked document, zstd-compressed JSON, read when a run is opened.
+- `groups`: evaluation logs (an Inspect log's task, model, metrics), JSON, per input.
+- `texts`: per run, the searchable text of each timeline item (zstd-compressed JSON of
+  [n, text] pairs), which the full-text index covers (without a copy of the text: an item's
+  key in the index is its run's `texts.id` times ITEM_SLOTS plus its place in that list) and
+  snippets are cut from.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+
+_PLACEHOLDER = re.compile(r"\?")
+
+# Columns of `traces` besides its keys, in the order `ingest` writes them.
+TRACE_COLUMNS = ("input_id", "family", "parent", "pos", "title", "task", "format", "models", "model_keys",
+                 "started_at", "duration_ms", "outcome", "score", "scores", "cost", "tokens", "requests",
+                 "messages", "errors", "problems", "grp", "origin", "stub")
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    id_column: str  # an auto-numbered primary key
+    blob: str
+    real: str
+    text_index: tuple[str, ...]  # statements creating the full-text index over `texts`
+
+
+SQLITE = Dialect(
+    "sqlite", "INTEGER PRIMARY KEY", "BLOB", "REAL",
+    # A contentless index (the text is kept once, compressed, in `texts`); the default
+    # tokenizer splits snake_case and dotted names, which search asks for as phrases, so
+    # positions are kept (detail=full).
+    ("CREATE VIRTUAL TABLE IF NOT EXISTS items_fts USING fts5(body, content='')",),
+)
+POSTGRES = Dialect(
+    "postgresql", "BIGSERIAL PRIMARY KEY", "BYTEA", "DOUBLE PRECISION",
+    # One row per item: the tsvector of its text split as SQLite's tokenizer splits it
+    # (`search.words`), so both find the same runs.
+    ("CREATE TABLE IF NOT EXISTS items (key BIGINT PRIMARY KEY, tsv tsvector NOT NULL)",
+     "CREATE INDEX IF NOT EXISTS items_tsv ON items USING GIN (tsv)"),
+)
+ITEM_SLOTS = 1 << 20  # items of one run the index can tell apart (beyond: searched as the last)
+
+
+def _schema(d: Dialect) -> list[str]:
+    return [
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        f"""CREATE TABLE IF NOT EXISTS inputs (
+            id {d.id_column},
+            path TEXT NOT NULL UNIQUE,
+            root TEXT NOT NULL,
+            name TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            size BIGINT NOT NULL,
+            mtime_ns BIGINT NOT NULL,
+            digest TEXT,
+            format TEXT,
+            problems TEXT NOT NULL,
+            note TEXT,
+            reads TEXT NOT NULL,
+            cooker TEXT NOT NULL,
+            indexed_at {d.real} NOT NULL,
+            gone INTEGER NOT NULL DEFAULT 0,
+            same_as BIGINT)""",
+        "CREATE INDEX IF NOT EXISTS inputs_root ON inputs (root)",
+        "CREATE INDEX IF NOT EXISTS inputs_digest ON inputs (digest)",
+        f"""CREATE TABLE IF NOT EXISTS traces (
+            id TEXT NOT NULL,
+            input_id BIGINT NOT NULL,
+            family TEXT NOT NULL,
+            parent TEXT,
+            pos INTEGER NOT NULL,
+            title TEXT, task TEXT, format TEXT, models TEXT, model_keys TEXT,
+            started_at TEXT, duration_ms BIGINT, outcome TEXT,
+            score {d.real}, scores TEXT, cost {d.real}, tokens BIGINT,
+            requests INTEGER, messages INTEGER, errors INTEGER, problems INTEGER,
+            grp TEXT, origin TEXT, stub TEXT,
+            PRIMARY KEY (input_id, id))""",
+        "CREATE INDEX IF NOT EXISTS traces_id ON traces (id)",
+        "CREATE INDEX IF NOT EXISTS traces_input ON traces (input_id, pos)",
+        "CREATE INDEX IF NOT EXISTS traces_family ON traces (family)",
+        "CREATE INDEX IF NOT EXISTS traces_started ON traces (started_at)",
+        "CREATE INDEX IF NOT EXISTS traces_cost ON traces (cost)",
+        "CREATE INDEX IF NOT EXISTS traces_task ON traces (task)",
+        "CREATE INDEX IF NOT EXISTS traces_grp ON traces (grp)",
+        f"""CREATE TABLE IF NOT EXISTS blobs (
+            family TEXT PRIMARY KEY,
+            data {d.blob} NOT NULL)""",
+        """CREATE TABLE IF NOT EXISTS groups (
+            input_id BIGINT NOT NULL,
+            pos INTEGER NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (input_id, pos))""",
+        f"""CREATE TABLE IF NOT EXISTS texts (
+            id {d.id_column},
+            trace TEXT NOT NULL UNIQUE,
+            data {d.blob} NOT NULL)""",
+        *d.text_index,
+    ]
+
+
+class LibraryError(Exception):
+    """A library that cannot be opened or used: the message says which and why."""
+
+
+class Database:
+    """One connection per thread to one library database; `?` placeholders everywhere."""
+
+    dialect: Dialect
+
+    def __init__(self, location: str):
+        self.location = location
+        self._local = threading.local()
+
+    # -- connections ------------------------------------------------------------------------
+    def _connect(self):
+        raise NotImplementedError
+
+    @property
+    def conn(self):
+        c = getattr(self._local, "conn", None)
+        if c is None or getattr(self._local, "pid", None) != os.getpid():
+            c = self._local.conn = self._connect()
+            self._local.pid = os.getpid()
+        return c
+
+    def sql(self, q: str) -> str:
+        return q
+
+    def query(self, q: str, params=()) -> list[tuple]:
+        cur = self.conn.execute(self.sql(q), tuple(params))
+        return cur.fetchall()
+
+    def one(self, q: str, params=()):
+        rows = self.query(q, params)
+        return rows[0] if rows else None
+
+    def execute(self, q: str, params=()) -> None:
+        self.conn.execute(self.sql(q), tuple(params))
+
+    def executemany(self, q: str, rows) -> None:
+        rows = list(rows)
+        if rows:
+            self.conn.cursor().executemany(self.sql(q), rows)
+
+    @contextmanager
+    def transaction(self):
+        """Everything inside is written at once or not at all."""
+        c = self.conn
+        try:
+            yield
+        except BaseException:
+            c.rollback()
+            raise
+        c.commit()
+
+    def close(self) -> None:
+        c = getattr(self._local, "conn", None)
+        if c is not None:
+            c.close()
+            self._local.conn = None
+
+    # -- the schema -------------------------------------------------------------------------
+    def migrate(self) -> None:
+        """Create the tables of `SCHEMA_VERSION` (or bring an older library up to it)."""
+        with self.transaction():
+            for stmt in _schema(self.dialect):
+                self.execute(stmt)
+            row = self.one("SELECT value FROM meta WHERE key = 'schema'")
+            found = int(row[0]) if row else SCHEMA_VERSION
+            if found > SCHEMA_VERSION:
+                raise LibraryError(f"{self.location}: this library was written by a newer traceview "
+                                   f"(schema {found}; this one reads up to {SCHEMA_VERSION})")
+            for version in range(found, SCHEMA_VERSION):  # migrations, one per version step
+                for stmt in MIGRATIONS.get((self.dialect.name, version), ()):
+                    self.execute(stmt)
+            self.upsert_meta("schema", str(SCHEMA_VERSION))
+
+    def upsert_meta(self, key: str, value: str) -> None:
+        self.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
+                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+
+    # -- full text --------------------------------------------------------------------------
+    def add_items(self, key0: int, items: list[tuple[int, str]]) -> None:
+        """Index a run's items (n, text); the k-th is found as key `key0 + k`."""
+        raise NotImplementedError
+
+    def drop_items(self, key0: int, items: list[tuple[int, str]]) -> None:
+        """Take a run's items (as they were added) out of the index."""
+        raise NotImplementedError
+
+    def match(self, query, limit: int) -> list[tuple[int, float]]:
+        """(item key, rank) of the `limit` best-ranked matching items, best (lowest rank) first."""
+        raise NotImplementedError
+
+
+# Statements taking a library from (dialect, version) to version + 1.
+MIGRATIONS: dict[tuple[str, int], tuple[str, ...]] = {}
+
+
+class SQLiteDatabase(Database):
+    dialect = SQLITE
+
+    def _connect(self):
+        Path(self.location).parent.mkdir(parents=True, exist_ok=True)
+        c = sqlite3.connect(self.location, timeout=60, check_same_thread=False)
+        c.execute("PRAGMA journal_mode=WAL")
+        c.execute("PRAGMA synchronous=NORMAL")
+        c.execute("PRAGMA foreign_keys=OFF")
+        c.execute("PRAGMA cache_size=-32000")  # 32 MB of pages
+        return c
+
+    def add_items(self, key0: int, items: list[tuple[int, str]]) -> None:
+        self.conn.executemany("INSERT INTO items_fts (rowid, body) VALUES (?, ?)",
+                              ((key0 + k, body) for k, (_, body) in enumerate(items)))
+
+    def drop_items(self, key0: int, items: list[tuple[int, str]]) -> None:
+        self.conn.executemany("INSERT INTO items_fts (items_fts, rowid, body) VALUES ('delete', ?, ?)",
+                              ((key0 + k, body) for k, (_, body) in enumerate(items)))
+
+    def match(self, query, limit):
+        return self.query("SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?",
+                          (query.fts5(), limit))
+
+
+class PostgresDatabase(Database):
+    dialect = POSTGRES
+
+    def _connect(self):
+        try:
+            import psycopg
+        except ImportError as e:  # pragma: no cover - a dependency of the package
+            raise LibraryError("PostgreSQL libraries need the psycopg package") from e
+        try:
+            return psycopg.connect(self.location, autocommit=False)
+        except psycopg.Error as e:
+            raise LibraryError(f"cannot connect to the PostgreSQL library: {str(e).strip()}") from e
+
+    def sql(self, q: str) -> str:
+        return _PLACEHOLDER.sub("%s", q.replace("%", "%%"))
+
+    def execute(self, q: str, params=()) -> None:
+        with self.conn.cursor() as cur:
+            cur.execute(self.sql(q), tuple(params))
+
+    def query(self, q: str, params=()) -> list[tuple]:
+        with self.conn.cursor() as cur:
+            cur.execute(self.sql(q), tuple(params))
+            return cur.fetchall()
+
+    def add_items(self, key0: int, items: list[tuple[int, str]]) -> None:
+        from viewer.library.search import words
+
+        self.executemany("INSERT INTO items (key, tsv) VALUES (?, to_tsvector('simple', ?))",
+                         [(key0 + k, words(body)) for k, (_, body) in enumerate(items)])
+
+    def drop_items(self, key0: int, items) -> None:
+        self.execute("DELETE FROM items WHERE key >= ? AND key < ?", (key0, key0 + ITEM_SLOTS))
+
+    def match(self, query, limit):
+        return [(key, -r) for key, r in self.query(
+            "SELECT key, ts_rank(tsv, to_tsquery('simple', ?)) AS r FROM items "
+            "WHERE tsv @@ to_tsquery('simple', ?) ORDER BY r DESC, key LIMIT ?",
+            (query.tsquery(), query.tsquery(), limit))]
+
+
+def connect(location: str) -> Database:
+    """The database at `location`: a `postgresql://` URL, else a SQLite file path."""
+    if location.startswith(("postgresql://", "postgres://")):
+        db: Database = PostgresDatabase(location)
+    else:
+        db = SQLiteDatabase(str(Path(location).expanduser()))
+    try:
+        db.migrate()
+    except sqlite3.Error as e:
+        raise LibraryError(f"{location}: not a usable library ({e})") from e
+    return db

@@ -1,0 +1,465 @@
+"""Files into the library: listed, compared with what it holds, cooked where changed, written.
+
+A file is unchanged when its size and modification time are what the library holds (or,
+when only its time moved, its SHA-256 is), the cooker that read it is this one, and none of
+the files its reader opened beside it changed. Changed and new files are cooked in batches
+(`--jobs N`: a pool of N processes, at most two batches each in flight, so finished work
+never piles up), and each batch is written in one transaction: a run appears complete or
+not at all. Files gone from a folder indexed again are marked gone (their runs leave every
+list); `prune` drops them.
+
+Cooking a batch is a pure function of its files (`cook_batch`): it returns the rows to write,
+each run's family (the run with its sub-agent runs) as one compressed document, and the
+searchable text of every timeline item.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Callable
+
+import orjson
+import zstandard
+
+from parsers import pipeline
+from parsers.pipeline import FileStat
+from viewer.analysis import conversation as conv
+from viewer.analysis import metrics as md
+from viewer.analysis import runs as runs_analysis
+from viewer.library.db import ITEM_SLOTS, TRACE_COLUMNS, Database
+from viewer.render import fmt
+
+
+def _cooker() -> str:
+    try:
+        version = metadata.version("traceview")
+    except metadata.PackageNotFoundError:  # pragma: no cover - run from a checkout
+        version = "0"
+    return f"traceview {version}; cooked schema {pipeline.COOKED_SCHEMA_VERSION}"
+
+
+COOKER = _cooker()
+BATCH_FILES = 64
+BATCH_BYTES = 48 * 1024**2
+MAX_TEXT = 1 << 20  # characters of one timeline item kept for search
+ZSTD_LEVEL = 3
+
+
+@dataclass
+class Progress:
+    """How far an indexing run is: files seen, skipped as unchanged, cooked, gone."""
+    files: int = 0
+    unchanged: int = 0
+    to_cook: int = 0
+    cooked: int = 0
+    gone: int = 0
+    runs: int = 0
+    problems: int = 0
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+    current: str = ""
+
+    @property
+    def done(self) -> bool:
+        return self.finished is not None
+
+    @property
+    def seconds(self) -> float:
+        return (self.finished or time.monotonic()) - self.started
+
+    def line(self) -> str:
+        return (f"{self.files} file{'s' * (self.files != 1)}: {self.unchanged} unchanged, "
+                f"{self.cooked} of {self.to_cook} cooked, {self.gone} gone; {self.runs} runs written "
+                f"in {self.seconds:.1f} s")
+
+
+# -- cooking (in a worker process, or in this one) ----------------------------------------------
+
+def _zstd() -> zstandard.ZstdCompressor:
+    return zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+
+
+def cook_batch(files: list[FileStat], origin: str = "path") -> dict:
+    """Cook `files` and shape what the library writes: per input its entry, run rows, family
+    documents (compressed), evaluation-log groups and item texts; plus the files each input's
+    reader opened beside it (`read_with`: name -> reader name)."""
+    read_with: dict[str, str] = {}
+    doc, _ = pipeline.cook_files(files, read_with)
+    by_name = {f.name: f for f in files}
+    messages = {m["id"]: m for m in doc["messages"]}
+    requests = {r["id"]: r for r in doc["requests"]}
+    tools = {t["id"]: t for t in doc["tools"]}
+    traces = {t["id"]: t for t in doc["traces"]}
+    groups = doc.get("groups") or []
+    z = _zstd()
+    per_file: dict[str, dict] = {}
+    for entry in doc["inputs"]:
+        f = by_name.get(entry["name"]) or by_name.get(entry["name"].split(".zip/")[0] + ".zip")
+        if f is None:  # a problem of the listing itself (no file behind it)
+            continue
+        mine = [traces[t] for t in entry["traces"] if t in traces]
+        ids = {t["id"] for t in mine}
+        my_groups = [g for g in groups if ids.intersection(s for s in g.get("sides") or () if isinstance(s, str))]
+        item = per_file.setdefault(f.path, {"file": f, "entry": _file_entry(f, entry), "rows": [], "blobs": [],
+                                            "groups": [], "texts": {}})
+        # The input's problems with those found inside its runs (a zip: its members' together).
+        item["entry"]["problems"] = [*(item["entry"]["problems"] if entry["name"] != f.name else ()),
+                                     *pipeline.input_problems(entry, mine)]
+        item["entry"]["format"] = item["entry"]["format"] or entry.get("format")
+        fams = _families(mine)
+        group_of = {s: g.get("id") for g in my_groups for s in g.get("sides") or () if isinstance(s, str)}
+        for root, members in fams.items():
+            item["blobs"].append((root, z.compress(orjson.dumps(
+                _family_doc(members, messages, requests, tools, entry, my_groups)))))
+            for t in members:
+                item["texts"][t["id"]] = list(_item_texts(t, messages, requests))
+                item["rows"].append(_trace_row(t, len(item["rows"]), root, group_of.get(t["id"]), origin,
+                                               stub(t, requests)))
+        item["groups"].extend(orjson.dumps(g).decode() for g in my_groups)
+    return {"inputs": list(per_file.values()), "read_with": read_with}
+
+
+def _file_entry(f: FileStat, entry: dict) -> dict:
+    """The input row's fields: the entry itself for a plain file; for a zip, the zip (its
+    members' problems gathered as they are cooked)."""
+    if entry["name"] == f.name:
+        return dict(entry)
+    return {"name": f.name, "format": None, "digest": _digest(f.path), "problems": [], "note": None}
+
+
+def _families(mine: list[dict]) -> dict[str, list[dict]]:
+    """Root run id -> the run and every run below it (sub-agent runs), in document order: the
+    runs of one input, each family stored once (a parent in another file is linked, not held)."""
+    own = {t["id"]: t for t in mine}
+
+    def root(t):
+        seen = set()
+        while (p := (t.get("parent") or {}).get("trace")) in own and p not in seen:
+            seen.add(t["id"])
+            t = own[p]
+        return t["id"]
+    fams: dict[str, list[dict]] = {}
+    for t in mine:
+        fams.setdefault(root(t), []).append(t)
+    return fams
+
+
+def _family_doc(members, messages, requests, tools, entry, groups) -> dict:
+    """A cooked document holding just these runs: what opening one of them reads."""
+    reqs = [requests[r] for t in members for r in t.get("requests") or () if r in requests]
+    mids = dict.fromkeys(m for t in members for m in t.get("timeline") or ())
+    tids = dict.fromkeys(x for t in members for x in t.get("tools") or ())
+    for r in reqs:
+        mids.update(dict.fromkeys(r.get("request_messages") or ()))
+        mids.update(dict.fromkeys(r.get("response_messages") or ()))
+        tids.update(dict.fromkeys(r.get("tools") or ()))
+    return {"messages": [messages[m] for m in mids if m in messages],
+            "tools": [tools[x] for x in tids if x in tools],
+            "requests": reqs, "traces": members,
+            "inputs": [dict(entry, traces=[t["id"] for t in members])],
+            **({"groups": groups} if groups else {})}
+
+
+def _item_texts(trace: dict, messages: dict, requests: dict):
+    """(n, text) of every item of the run's timeline as the Timeline numbers them (everything,
+    in time order), so a search hit opens at its item."""
+    b = conv.in_time_order(trace, requests, messages)
+    reqs = [requests[r] for r in trace.get("requests") or () if r in requests]
+    for it in conv.build_items(b.message_ids, messages, reqs, b.errors, b.marks):
+        text = conv.item_text(it)
+        if text.strip():
+            yield [it["n"], text[:MAX_TEXT]]
+
+
+STUB_LEAVES = ("timeline", "requests", "tools", "artifacts", "meta", "pricing", "problems")
+
+
+def stub(trace: dict, requests: dict) -> str:
+    """A run as pages over many runs read it: the cooked trace without what it points to,
+    with its usage per model."""
+    out = {k: v for k, v in trace.items() if k not in STUB_LEAVES}
+    out["by_model"] = md.model_usage(trace, requests)
+    return orjson.dumps(out).decode()
+
+
+def _trace_row(t: dict, pos: int, family: str, group, origin: str, stub_json: str) -> tuple:
+    tot = t.get("totals") or {}
+    models = t.get("models") or []
+    scores = runs_analysis.scores_of(t)
+    parent = (t.get("parent") or {}).get("trace")
+    return (t["id"], family, parent, pos, t.get("title") or t["id"], t.get("task"), t.get("format"),
+            ", ".join(models) or None, "".join(f"|{model_key(m)}|" for m in models) or None,
+            _iso(t.get("started_at")), t.get("duration_ms"), t.get("outcome"), runs_analysis.headline(scores),
+            orjson.dumps(scores).decode() if scores else None, tot.get("cost"), fmt.total_tokens(tot),
+            tot.get("requests"), tot.get("messages"), tot.get("errors"), len(t.get("problems") or []), group, origin,
+            stub_json)
+
+
+def model_key(name: str) -> str:
+    """One key for spellings of one model ("GPT-4", "gpt-4")."""
+    return " ".join(str(name).split()).casefold()
+
+
+def _iso(ms) -> str | None:
+    """A start time (ms since the epoch) as sortable ISO text, or None."""
+    if not isinstance(ms, (int, float)):
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms / 1000)) + f".{int(ms % 1000):03d}Z"
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+def _digest(path: str) -> str | None:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 22), b""):
+                h.update(chunk)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+class Indexer:
+    """Brings the library's rows for some paths up to date with the files under them."""
+
+    def __init__(self, db: Database, *, jobs: int = 1, origin: str = "path",
+                 progress: Progress | None = None, on_batch: Callable[[], None] | None = None):
+        self.db = db
+        self.jobs = max(1, int(jobs))
+        self.origin = origin
+        self.progress = progress or Progress()
+        self.on_batch = on_batch
+        self.read_with: dict[str, str] = {}  # companion path -> the path of the input reading it
+
+    def run(self, paths) -> Progress:
+        p = self.progress
+        listing_problems: list = []
+        files = pipeline.list_files(paths, listing_problems)
+        p.files = len(files)
+        held = self._held(paths)
+        changed = self._changed(files, held)
+        p.unchanged = len(files) - len(changed)
+        p.to_cook = len(changed)
+        here = {f.path for f in files}
+        gone = [row for path, row in held.items() if path not in here and not row["gone"]]
+        if gone:
+            with self.db.transaction():
+                for row in gone:
+                    _release(self.db, row["id"])
+                    self.db.execute("UPDATE inputs SET gone = 1 WHERE id = ?", (row["id"],))
+            p.gone = len(gone)
+        self._cook_all(changed)
+        self._settle_companions([f.path for f in changed])
+        p.finished = time.monotonic()
+        return p
+
+    # What the library holds under the paths: path -> row.
+    def _held(self, paths) -> dict[str, dict]:
+        out = {}
+        for raw in paths:
+            base = os.path.realpath(raw)
+            rows = self.db.query("SELECT id, path, size, mtime_ns, digest, cooker, reads, gone FROM inputs "
+                                 "WHERE path = ? OR substr(path, 1, ?) = ?", (base, len(base) + 1, base + os.sep))
+            for r in rows:
+                out[r[1]] = dict(zip(("id", "path", "size", "mtime_ns", "digest", "cooker", "reads", "gone"), r))
+        return out
+
+    def _changed(self, files: list[FileStat], held: dict) -> list[FileStat]:
+        changed, touched = [], []
+        stat_of = {f.path: f for f in files}
+        for f in files:
+            row = held.get(f.path)
+            if row is None or row["cooker"] != COOKER or row["gone"] or row["size"] != f.size:
+                changed.append(f)
+                continue
+            if row["mtime_ns"] != f.mtime_ns:
+                if _digest(f.path) != row["digest"]:
+                    changed.append(f)
+                    continue
+                touched.append((f.mtime_ns, row["id"]))
+            if any(_moved(r, stat_of) for r in orjson.loads(row["reads"])):
+                changed.append(f)
+        if touched:
+            with self.db.transaction():
+                self.db.executemany("UPDATE inputs SET mtime_ns = ? WHERE id = ?", touched)
+        return changed
+
+    def _cook_all(self, changed: list[FileStat]) -> None:
+        batches = list(_batches(changed))
+        if not batches:
+            return
+        if self.jobs == 1 or len(batches) == 1:
+            for b in batches:
+                self._write(cook_batch(b, self.origin))
+            return
+        with ProcessPoolExecutor(self.jobs) as pool:
+            pending = set()
+            todo = iter(batches)
+            while True:
+                while len(pending) < 2 * self.jobs and (b := next(todo, None)) is not None:
+                    pending.add(pool.submit(cook_batch, b, self.origin))
+                if not pending:
+                    break
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    self._write(fut.result())
+
+    def _write(self, result: dict) -> None:
+        db, p = self.db, self.progress
+        now = time.time()
+        with db.transaction():
+            for item in result["inputs"]:
+                f: FileStat | None = item["file"]
+                entry = item["entry"]
+                old = db.one("SELECT id, digest FROM inputs WHERE path = ?", (f.path,))
+                if old is not None:
+                    _release(self.db, old[0])
+                values = (f.root, entry["name"], self.origin, f.size, f.mtime_ns, entry.get("digest"),
+                          entry.get("format"), orjson.dumps(entry.get("problems") or []).decode(),
+                          entry.get("note"), "[]", COOKER, now)
+                if old is None:
+                    row = db.one("INSERT INTO inputs (root, name, origin, size, mtime_ns, digest, format, problems, "
+                                 "note, reads, cooker, indexed_at, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                                 "RETURNING id", (*values, f.path))
+                    input_id = row[0]
+                else:
+                    input_id = old[0]
+                    db.execute("UPDATE inputs SET root = ?, name = ?, origin = ?, size = ?, mtime_ns = ?, digest = ?, "
+                               "format = ?, problems = ?, note = ?, reads = ?, cooker = ?, indexed_at = ?, gone = 0 "
+                               "WHERE id = ?", (*values, input_id))
+                self._put(input_id, item)
+                p.cooked += 1
+                p.runs += len(item["rows"])
+                p.problems += len(entry.get("problems") or [])
+                p.current = f.name
+            for name, reader in result["read_with"].items():
+                self.read_with[name] = reader
+        if self.on_batch is not None:
+            self.on_batch()
+
+    def _put(self, input_id: int, item: dict) -> None:
+        """Write an input's runs. Identical files in two places cook to the same runs: each
+        place has its own rows, and they share the family documents and texts."""
+        db = self.db
+        cols = ("id",) + TRACE_COLUMNS
+        db.executemany(f"INSERT INTO traces ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                       [(r[0], input_id, *r[1:]) for r in item["rows"]])
+        db.executemany("INSERT INTO blobs (family, data) VALUES (?, ?) ON CONFLICT (family) "
+                       "DO UPDATE SET data = excluded.data", item["blobs"])
+        db.executemany("INSERT INTO groups (input_id, pos, data) VALUES (?, ?, ?)",
+                       [(input_id, i, g) for i, g in enumerate(item["groups"])])
+        drop_texts(db, list(item["texts"]))  # as another copy (or an older cook) indexed them
+        z = _zstd()
+        for tid, items in item["texts"].items():
+            row = db.one("INSERT INTO texts (trace, data) VALUES (?, ?) RETURNING id",
+                         (tid, z.compress(orjson.dumps(items))))
+            db.add_items(row[0] * ITEM_SLOTS, items)
+
+    def _settle_companions(self, cooked_paths: list[str]) -> None:
+        """Companion files (read with another input) say which input read them, or that none
+        did; each reader records the files it read (path, size, time), so that a change to
+        one of them re-cooks it."""
+        db = self.db
+        rows = [db.one("SELECT id, root, name, note, problems FROM inputs WHERE path = ?", (p,)) for p in cooked_paths]
+        by_name = {r[2]: r for r in rows if r is not None}
+        read_by: dict[str, list[str]] = {}
+        for name, reader in self.read_with.items():
+            read_by.setdefault(reader, []).append(name)
+        with db.transaction():
+            for input_id, root, name, note, problems in by_name.values():
+                if note is not None:
+                    entry = {"name": name, "note": note, "problems": orjson.loads(problems)}
+                    note, problems = pipeline.settle_companion(entry, self.read_with.get(name))
+                    db.execute("UPDATE inputs SET note = ?, problems = ? WHERE id = ?",
+                               (note, orjson.dumps(problems).decode(), input_id))
+                if name in read_by:
+                    reads = [_stat_of(os.path.join(root, n)) for n in read_by[name]]
+                    db.execute("UPDATE inputs SET reads = ? WHERE id = ?", (orjson.dumps(reads).decode(), input_id))
+
+
+def _stat_of(path: str) -> list:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [path, -1, -1]
+    return [path, st.st_size, st.st_mtime_ns]
+
+
+def _release(db: Database, input_id: int) -> None:
+    """Drop an input's runs, and the documents and texts no other copy of them still uses."""
+    held = db.query("SELECT id, family FROM traces WHERE input_id = ?", (input_id,))
+    for table in ("traces", "groups"):
+        db.execute(f"DELETE FROM {table} WHERE input_id = ?", (input_id,))
+    if not held:
+        return
+    ids = list({tid for tid, _ in held})
+    fams = list({fam for _, fam in held})
+    still = set()
+    for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
+        still.update(r[0] for r in db.query(
+            f"SELECT DISTINCT id FROM traces WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
+    drop_texts(db, [t for t in ids if t not in still])
+    for chunk in (fams[i:i + 500] for i in range(0, len(fams), 500)):
+        kept = {r[0] for r in db.query(
+            f"SELECT DISTINCT family FROM traces WHERE family IN ({', '.join('?' * len(chunk))})", chunk)}
+        gone = [f for f in chunk if f not in kept]
+        if gone:
+            db.execute(f"DELETE FROM blobs WHERE family IN ({', '.join('?' * len(gone))})", gone)
+
+
+def drop_texts(db: Database, trace_ids: list[str]) -> None:
+    """Take runs' item texts out of the library and its full-text index."""
+    unz = zstandard.ZstdDecompressor()
+    for chunk in (trace_ids[i:i + 500] for i in range(0, len(trace_ids), 500)):
+        rows = db.query(f"SELECT id, data FROM texts WHERE trace IN ({', '.join('?' * len(chunk))})", chunk)
+        for text_id, data in rows:
+            db.drop_items(text_id * ITEM_SLOTS, orjson.loads(unz.decompress(bytes(data))))
+            db.execute("DELETE FROM texts WHERE id = ?", (text_id,))
+
+
+def _moved(read: list, stat_of: dict) -> bool:
+    path, size, mtime_ns = read
+    f = stat_of.get(path)
+    if f is not None:
+        return (f.size, f.mtime_ns) != (size, mtime_ns)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return size != -1
+    return (st.st_size, st.st_mtime_ns) != (size, mtime_ns)
+
+
+def _batches(files: list[FileStat]):
+    batch, size = [], 0
+    for f in files:
+        batch.append(f)
+        size += f.size
+        if len(batch) >= BATCH_FILES or size >= BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def forget(db: Database, path: str) -> None:
+    """Drop every input at or under `path`, with its runs."""
+    rows = db.query("SELECT id, digest FROM inputs WHERE path = ? OR substr(path, 1, ?) = ?",
+                    (path, len(path) + 1, path + os.sep))
+    with db.transaction():
+        for input_id, digest in rows:
+            _release(db, input_id)
+            db.execute("DELETE FROM inputs WHERE id = ?", (input_id,))
+
+
+def prune(db: Database) -> int:
+    """Drop the rows of files marked gone; returns how many."""
+    rows = db.query("SELECT id, digest FROM inputs WHERE gone = 1")
+    with db.transaction():
+        for input_id, _digest_ in rows:
+            db.execute("DELETE FROM inputs WHERE id = ?", (input_id,))
+    return len(rows)

@@ -1,0 +1,367 @@
+"""The library of runs: where it lives, and everything asked of it.
+
+`Library(location)` opens (or creates) one: a SQLite file path, or a `postgresql://` URL.
+Pages, the CLI and the benchmarks ask it for a page of runs (filtered, sorted and counted in
+the database), facets, search hits with snippets, a run's family document, evaluation logs
+and inputs; `index` brings it up to date with files on disk. A `Scope` keeps every answer to
+what one server was given (its paths and the uploads it took), or to the whole library.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+import zstandard
+
+from viewer.library import ingest, search
+from viewer.library.db import ITEM_SLOTS, Database, LibraryError, connect
+from viewer.library.search import SNIPPET_CLOSE, SNIPPET_OPEN
+
+ENV = "TRACEVIEW_LIBRARY"
+
+__all__ = ["Library", "Scope", "RunsQuery", "default_location", "LibraryError", "SNIPPET_OPEN", "SNIPPET_CLOSE"]
+
+
+def default_location() -> str:
+    """TRACEVIEW_LIBRARY, else `library.sqlite` in the user's data folder."""
+    env = os.environ.get(ENV, "").strip()
+    if env:
+        return env
+    import platformdirs
+
+    return str(Path(platformdirs.user_data_dir("traceview", appauthor=False)) / "library.sqlite")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which inputs an answer covers: those under `paths` (files or folders) and the uploads
+    named by their input ids; everything when `everything`."""
+    paths: tuple[str, ...] = ()
+    uploads: tuple[int, ...] = ()
+    everything: bool = False
+
+    def sql(self, alias: str = "i") -> tuple[str, tuple]:
+        """An SQL condition on inputs (`alias`), and its parameters."""
+        if self.everything:
+            return f"{alias}.gone = 0", ()
+        parts, params = [], []
+        for p in self.paths:
+            parts.append(f"{alias}.path = ? OR substr({alias}.path, 1, ?) = ?")
+            params += [p, len(p) + 1, p.rstrip(os.sep) + os.sep]
+        if self.uploads:
+            parts.append(f"{alias}.id IN ({', '.join('?' * len(self.uploads))})")
+            params += list(self.uploads)
+        if not parts:
+            return "1 = 0", ()
+        return f"{alias}.gone = 0 AND ({' OR '.join(parts)})", tuple(params)
+
+
+SORTS = {"title": "t.title", "task": "t.task", "format": "t.format", "model": "t.models", "outcome": "t.outcome",
+         "score": "t.score", "cost": "t.cost", "tokens": "t.tokens", "requests": "t.requests",
+         "messages": "t.messages", "duration": "t.duration_ms", "errors": "t.errors", "problems": "t.problems",
+         "started": "t.started_at", "source": "i.path", "file": "i.path"}
+
+
+@dataclass
+class RunsQuery:
+    """A runs-table question: filters (each empty = all), a sort and a page."""
+    text: str = ""            # full-text search over everything the runs said and did
+    contains: str = ""        # a substring of title, task, model or source
+    formats: tuple = ()
+    models: tuple = ()        # model keys (ingest.model_key)
+    outcomes: tuple = ()
+    tasks: tuple = ()
+    groups: tuple = ()        # evaluation-log ids
+    min_score: float | None = None
+    max_score: float | None = None
+    min_cost: float | None = None
+    max_cost: float | None = None
+    since: str | None = None  # ISO dates (start time)
+    until: str | None = None
+    sort: str = "started"
+    descending: bool = False
+    limit: int = 50
+    offset: int = 0
+
+    def where(self) -> tuple[list[str], list]:
+        conds, params = [], []
+
+        def among(col, values):
+            if values:
+                conds.append(f"{col} IN ({', '.join('?' * len(values))})")
+                params.extend(values)
+        among("t.format", self.formats)
+        among("t.outcome", self.outcomes)
+        among("t.task", self.tasks)
+        among("t.grp", self.groups)
+        if self.models:
+            conds.append("(" + " OR ".join("t.model_keys LIKE ?" for _ in self.models) + ")")
+            params.extend(f"%|{_like(m)}|%" for m in self.models)
+        if self.contains.strip():
+            conds.append("lower(coalesce(t.title, '') || ' ' || coalesce(t.task, '') || ' ' || coalesce(t.models, '') "
+                         "|| ' ' || i.name) LIKE ? ESCAPE '\\'")
+            params.append(f"%{_like(self.contains.strip().lower())}%")
+        for col, op, v in (("t.score", ">=", self.min_score), ("t.score", "<=", self.max_score),
+                           ("t.cost", ">=", self.min_cost), ("t.cost", "<=", self.max_cost),
+                           ("t.started_at", ">=", self.since), ("t.started_at", "<", self.until)):
+            if v is not None:
+                conds.append(f"{col} {op} ?")
+                params.append(v)
+        return conds, params
+
+
+def _like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+RUN_FIELDS = ("id", "title", "task", "format", "models", "started_at", "duration_ms", "outcome", "score", "scores",
+              "cost", "tokens", "requests", "messages", "errors", "problems", "grp", "parent", "family", "origin",
+              "path", "name", "input_id")
+_RUN_SELECT = ", ".join(f"t.{c}" for c in RUN_FIELDS[:-3]) + ", i.path, i.name, i.id"
+
+
+@dataclass
+class Hit:
+    """A run matching a search: its row, the item that matched best and a snippet of it
+    (matched words between SNIPPET_OPEN and SNIPPET_CLOSE)."""
+    run: dict
+    n: int
+    snippet: str
+    rank: float
+
+
+@dataclass
+class RunsPage:
+    rows: list[dict]
+    total: int            # rows matching (at most `cap` when counting was cut short)
+    capped: bool = False  # more than `total` match; counting stopped
+    hits: dict = field(default_factory=dict)  # run id -> Hit, for a text search
+
+
+COUNT_CAP = 10_000
+
+
+class Library:
+    def __init__(self, location: str | None = None):
+        self.location = location or default_location()
+        self.db: Database = connect(self.location)
+        self._zstd = zstandard.ZstdDecompressor()
+
+    @property
+    def dialect(self) -> str:
+        return self.db.dialect.name
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- writing ------------------------------------------------------------------------------
+    def index(self, paths, *, jobs: int = 1, origin: str = "path", progress: ingest.Progress | None = None,
+              on_batch=None) -> ingest.Progress:
+        """Bring the library up to date with the files under `paths` (see `ingest`)."""
+        return ingest.Indexer(self.db, jobs=jobs, origin=origin, progress=progress, on_batch=on_batch).run(paths)
+
+    def prune(self) -> int:
+        """Drop the rows of files marked gone; returns how many."""
+        return ingest.prune(self.db)
+
+    def forget(self, path: str) -> None:
+        """Take the file or folder at `path` out of the library now (an upload removed)."""
+        ingest.forget(self.db, os.path.realpath(path))
+
+    # -- runs ---------------------------------------------------------------------------------
+    def runs(self, q: RunsQuery, scope: Scope) -> RunsPage:
+        """A page of runs matching `q` within `scope`, sorted in the database. With a text
+        search, runs are ordered by relevance (then time) unless another sort is asked."""
+        conds, params = q.where()
+        where_scope, scope_params = scope.sql()
+        hits: dict[str, Hit] = {}
+        if q.text.strip():
+            parsed = search.parse(q.text)
+            if parsed.empty:
+                return RunsPage([], 0)
+            found = self.search(q.text, scope, limit=COUNT_CAP, query=q)
+            hits = {h.run["id"]: h for h in found}
+            ids = list(hits)
+            if not ids:
+                return RunsPage([], 0)
+            rows = [h.run for h in found]
+            if q.sort != "relevance":
+                rows = _sorted(rows, q.sort, q.descending)
+            return RunsPage(rows[q.offset:q.offset + q.limit], len(rows), capped=len(rows) >= COUNT_CAP, hits=hits)
+        where = " AND ".join([where_scope, *conds])
+        base = f"FROM traces t JOIN inputs i ON i.id = t.input_id WHERE {where}"
+        total = self.count_runs(q, scope)
+        order = SORTS.get(q.sort, "t.started_at")
+        direction = "DESC" if q.descending else "ASC"
+        rows = self.db.query(
+            f"SELECT {_RUN_SELECT} {base} ORDER BY {order} IS NULL, {order} {direction}, i.path, t.pos "
+            f"LIMIT ? OFFSET ?", (*scope_params, *params, q.limit, q.offset))
+        return RunsPage([_run(r) for r in rows], min(total, COUNT_CAP), capped=total > COUNT_CAP)
+
+    def count_runs(self, q: RunsQuery, scope: Scope) -> int:
+        """How many runs match `q` (its text search aside), counted up to COUNT_CAP + 1."""
+        conds, params = q.where()
+        where_scope, scope_params = scope.sql()
+        where = " AND ".join([where_scope, *conds])
+        return self.db.one(f"SELECT count(*) FROM (SELECT 1 FROM traces t JOIN inputs i ON i.id = t.input_id "
+                           f"WHERE {where} LIMIT {COUNT_CAP + 1}) c", (*scope_params, *params))[0]
+
+    def facets(self, q: RunsQuery, scope: Scope) -> dict[str, list[tuple[str, int]]]:
+        """Counts per format, outcome and model of the runs `q` matches (its text search aside)."""
+        conds, params = q.where()
+        where_scope, scope_params = scope.sql()
+        where = " AND ".join([where_scope, *conds])
+        base = f"FROM traces t JOIN inputs i ON i.id = t.input_id WHERE {where}"
+        out = {}
+        for name, col in (("format", "t.format"), ("outcome", "t.outcome"), ("model", "t.models")):
+            rows = self.db.query(f"SELECT {col}, count(*) {base} GROUP BY {col} ORDER BY count(*) DESC",
+                                 (*scope_params, *params))
+            out[name] = [(v, n) for v, n in rows if v is not None]
+        return out
+
+    def values(self, column: str, scope: Scope) -> list[str]:
+        """The distinct values of a run column (format, outcome, models, task) within scope."""
+        col = {"format": "t.format", "outcome": "t.outcome", "models": "t.models", "task": "t.task"}[column]
+        where_scope, scope_params = scope.sql()
+        rows = self.db.query(f"SELECT DISTINCT {col} FROM traces t JOIN inputs i ON i.id = t.input_id "
+                             f"WHERE {where_scope} AND {col} IS NOT NULL ORDER BY 1", scope_params)
+        return [r[0] for r in rows]
+
+    def count(self, scope: Scope) -> int:
+        where_scope, scope_params = scope.sql()
+        return self.db.one(f"SELECT count(*) FROM traces t JOIN inputs i ON i.id = t.input_id WHERE {where_scope}",
+                           scope_params)[0]
+
+    def run(self, trace_id: str, scope: Scope | None = None) -> dict | None:
+        where_scope, scope_params = (scope or Scope(everything=True)).sql()
+        r = self.db.one(f"SELECT {_RUN_SELECT} FROM traces t JOIN inputs i ON i.id = t.input_id "
+                        f"WHERE t.id = ? AND {where_scope} ORDER BY i.path LIMIT 1", (trace_id, *scope_params))
+        return _run(r) if r else None
+
+    def family(self, trace_id: str, scope: Scope | None = None) -> dict | None:
+        """The cooked document of a run's family (the run, its parent and sub-agent runs), or
+        None when the run is not in the library (or not in scope)."""
+        run = self.run(trace_id, scope)
+        if run is None:
+            return None
+        row = self.db.one("SELECT data FROM blobs WHERE family = ?", (run["family"],))
+        if row is None:
+            return None
+        return orjson.loads(self._zstd.decompress(bytes(row[0])))
+
+    # -- search -------------------------------------------------------------------------------
+    def search(self, text: str, scope: Scope, limit: int = 50, query: RunsQuery | None = None) -> list[Hit]:
+        """Runs whose items match `text`, best first (relevance, then time), one hit each: the
+        best-matching item and its snippet."""
+        parsed = search.parse(text)
+        if parsed.empty:
+            return []
+        conds, params = (query or RunsQuery()).where()
+        where_scope, scope_params = scope.sql()
+        where = " AND ".join([where_scope, *conds])
+        seen: dict[str, Hit] = {}
+        fetch = max(limit * 4, 200)
+        while True:
+            matches = self.db.match(parsed, fetch)
+            places: dict[int, list] = {}
+            for key, rank in matches:
+                places.setdefault(key // ITEM_SLOTS, []).append((key % ITEM_SLOTS, rank))
+            texts = {}
+            for chunk in _chunks(list(places), 500):
+                texts.update((r[0], (r[1], r[2])) for r in self.db.query(
+                    f"SELECT id, trace, data FROM texts WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
+            ids = list(dict.fromkeys(texts[t][0] for t in places if t in texts))
+            runs = {}
+            for chunk in _chunks([i for i in ids if i not in seen], 500):
+                rows = self.db.query(f"SELECT {_RUN_SELECT} FROM traces t JOIN inputs i ON i.id = t.input_id "
+                                     f"WHERE t.id IN ({', '.join('?' * len(chunk))}) AND {where}",
+                                     (*chunk, *scope_params, *params))
+                runs.update((r[0], _run(r)) for r in rows)
+            for key, rank in matches:
+                found = texts.get(key // ITEM_SLOTS)
+                if found is None or found[0] not in runs or found[0] in seen:
+                    continue
+                items = orjson.loads(self._zstd.decompress(bytes(found[1])))
+                n, text = items[min(key % ITEM_SLOTS, len(items) - 1)]
+                seen[found[0]] = Hit(runs[found[0]], n, search.snippet(text, parsed), rank)
+            if len(seen) >= limit or len(matches) < fetch:
+                break
+            fetch *= 4
+        hits = sorted(seen.values(), key=lambda h: (h.rank, _neg_time(h.run.get("started_at"))))
+        return hits[:limit]
+
+    # -- the rest -----------------------------------------------------------------------------
+    def groups(self, scope: Scope) -> list[dict]:
+        where_scope, scope_params = scope.sql()
+        rows = self.db.query(f"SELECT g.data FROM groups g JOIN inputs i ON i.id = g.input_id WHERE {where_scope} "
+                             f"ORDER BY i.path, g.pos", scope_params)
+        return [orjson.loads(r[0]) for r in rows]
+
+    def inputs(self, scope: Scope) -> list[dict]:
+        where_scope, scope_params = scope.sql()
+        rows = self.db.query(f"SELECT i.id, i.path, i.root, i.name, i.origin, i.size, i.format, i.problems, i.note, "
+                             f"(SELECT count(*) FROM traces t WHERE t.input_id = i.id) FROM inputs i "
+                             f"WHERE {where_scope} ORDER BY i.path", scope_params)
+        return [{"id": r[0], "path": r[1], "root": r[2], "name": r[3], "origin": r[4], "size": r[5], "format": r[6],
+                 "problems": orjson.loads(r[7]), "note": r[8], "runs": r[9]} for r in rows]
+
+    def stubs(self, scope: Scope, ids=None, limit: int | None = None) -> list[dict]:
+        """Runs as pages over many runs read them (`ingest.stub`: the trace without what it
+        points to, with `by_model`), in file order; only `ids` when given."""
+        where_scope, scope_params = scope.sql()
+        out = []
+        for chunk in (_chunks(list(ids), 500) if ids is not None else [None]):
+            cond = f" AND t.id IN ({', '.join('?' * len(chunk))})" if chunk else ""
+            rows = self.db.query(f"SELECT t.stub FROM traces t JOIN inputs i ON i.id = t.input_id WHERE {where_scope}"
+                                 f"{cond} ORDER BY i.path, t.pos" + (f" LIMIT {int(limit)}" if limit else ""),
+                                 (*scope_params, *(chunk or ())))
+            out.extend(orjson.loads(r[0]) for r in rows)
+        return out
+
+    def runs_in(self, scope: Scope) -> list[str]:
+        """The ids of every run in scope, in file order."""
+        where_scope, scope_params = scope.sql()
+        return [r[0] for r in self.db.query(f"SELECT t.id FROM traces t JOIN inputs i ON i.id = t.input_id "
+                                            f"WHERE {where_scope} ORDER BY i.path, t.pos", scope_params)]
+
+    def input_stat(self, input_id: int) -> tuple[int, int]:
+        """(size, mtime_ns) of an input as the library read it."""
+        return tuple(self.db.one("SELECT size, mtime_ns FROM inputs WHERE id = ?", (input_id,)) or (-1, -1))
+
+    def paths_of(self, trace_id: str) -> list[str]:
+        """Every file a run was read from (identical copies in several places share runs)."""
+        rows = self.db.query("SELECT i.path FROM traces t JOIN inputs i ON i.id = t.input_id "
+                             "WHERE t.id = ? AND i.gone = 0 ORDER BY i.path", (trace_id,))
+        return [r[0] for r in rows]
+
+    def stats(self) -> dict:
+        one = self.db.one
+        return {"inputs": one("SELECT count(*) FROM inputs WHERE gone = 0")[0],
+                "gone": one("SELECT count(*) FROM inputs WHERE gone = 1")[0],
+                "runs": one("SELECT count(DISTINCT id) FROM traces")[0],
+                "texts": one("SELECT count(*) FROM texts")[0]}
+
+
+def _run(r) -> dict:
+    d = dict(zip(RUN_FIELDS, r))
+    d["scores"] = orjson.loads(d["scores"]) if d["scores"] else {}
+    return d
+
+
+def _sorted(rows: list[dict], sort: str, descending: bool) -> list[dict]:
+    key = {"model": "models", "duration": "duration_ms", "started": "started_at", "source": "path"}.get(sort, sort)
+    present = [r for r in rows if r.get(key) is not None]
+    missing = [r for r in rows if r.get(key) is None]
+    return sorted(present, key=lambda r: r[key], reverse=descending) + missing
+
+
+def _neg_time(iso) -> str:
+    """Newer first among equal ranks: an ISO time's characters inverted for an ascending sort."""
+    return "".join(chr(0x10FFFF - ord(c)) for c in iso) if iso else "\U0010ffff"
+
+
+def _chunks(items: list, n: int):
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
