@@ -17,6 +17,7 @@ import orjson
 
 from parsers.cook.builder import SCHEMA_VERSION as COOKED_SCHEMA_VERSION, DocumentBuilder, trace_id
 from parsers.cook.pricing import PRICES_ENV, PricesError, read_prices_file  # noqa: F401 - for the viewer
+from parsers.cook.pricing import identity as prices_identity
 from parsers.cook.redact import scrub, scrub_problem, scrub_text
 from parsers.cook.schema import cooked_errors
 from parsers.io.source import Source, expand, expand_uploads, files_of, from_path
@@ -26,7 +27,7 @@ from parsers.registry import NOT_A_TRACE, CompanionFile, detect, formats, get, n
 
 __all__ = ["cook_paths", "cook_uploads", "cook_sources", "InputSummary", "input_problems", "list_runs", "open_run",
            "RunRow", "validate_file", "convert_file", "settle_companion",
-           "FileStat", "list_files", "cook_files"]
+           "FileStat", "list_files", "cook_files", "cooker_identity"]
 
 # A Python package's marker in a folder of data (the bundled samples are a package): not an input.
 PACKAGE_FILES = ("__init__.py",)
@@ -238,6 +239,11 @@ class FileStat:
     @property
     def name(self) -> str:
         return Path(self.path).relative_to(self.root).as_posix()
+
+
+def cooker_identity() -> str:
+    """What makes two cooks of the same bytes the same: the cooked schema and the prices used."""
+    return f"cooked schema {COOKED_SCHEMA_VERSION}; {prices_identity()}"
 
 
 def list_files(paths, problems: list[Problem] | None = None) -> list[FileStat]:

@@ -67,9 +67,9 @@ def _read_given_files() -> None:
 
     state.START_PATHS = state.paths_from(sys.argv, str(ENTRY))
     try:
-        state.start_collections()
-    except Exception as e:  # the first page reads them again and shows what went wrong
-        print(f"traceview: reading the files at start failed: {e}", file=sys.stderr)
+        state.start_indexing()
+    except Exception as e:  # the first page tries again and shows what went wrong
+        print(f"traceview: indexing the files at start failed: {e}", file=sys.stderr)
 
 
 @functools.cache

@@ -1,4 +1,5 @@
-"""The `traceview` command: cook, validate, convert, serve.
+"""The `traceview` command: cook, validate, convert; index, search, list and export a library
+of runs; serve.
 
 Importing this module stays light (no Streamlit, no pandas) so that `traceview cook` starts
 fast; `serve` starts Streamlit in its own process.
@@ -6,7 +7,9 @@ fast; `serve` starts Streamlit in its own process.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -135,7 +138,8 @@ def _cmd_serve(args) -> int:
         return bad
     # The app gets the prices file through the environment `use_prices` set.
     return serve(args.paths, port=args.port, host=args.host, headless=args.headless,
-                 private_uploads=args.private_uploads)
+                 private_uploads=args.private_uploads, token_file=args.token_file, no_auth=args.no_auth,
+                 library=args.library, jobs=args.jobs)
 
 
 def _prices_option(p: argparse.ArgumentParser) -> None:
@@ -145,10 +149,251 @@ def _prices_option(p: argparse.ArgumentParser) -> None:
                         "price list")
 
 
+# -- the library ----------------------------------------------------------------------------------
+
+PROGRESS_EVERY = 3.0  # seconds between progress lines while indexing
+BOLD, PLAIN = "\x1b[1m", "\x1b[0m"
+LS_COLUMNS = (("id", "id", 16), ("title", "title", 48), ("format", "format", 14), ("models", "model", 28),
+              ("outcome", "outcome", 9), ("score", "score", 5), ("cost", "cost", 9), ("tokens", "tokens", 7),
+              ("started_at", "started", 16))
+LIBRARY_HELP = ("the library: a SQLite file or a postgresql:// URL (default: $TRACEVIEW_LIBRARY, else "
+                "library.sqlite in the user's data folder)")
+
+
+def _library(args, *, create: bool = False):
+    """The library --library names (else the default one), or None once the reason is said.
+    Only `index` makes a library file that is not there yet."""
+    from viewer.library.library import Library, LibraryError, default_location
+
+    location = args.library or default_location()
+    if not create and "://" not in location and not Path(location).expanduser().exists():
+        say(f"traceview {args.command}: no library at {location} (`traceview index PATH...` makes one)")
+        return None
+    try:
+        return Library(location)
+    except LibraryError as e:
+        say(f"traceview {args.command}: {e}")
+        return None
+
+
+def _positive(text: str) -> int:
+    if not text.isdecimal() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number above 0")
+    return int(text)
+
+
+def _counted(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def _missing(args, paths) -> int | None:
+    """Exit code 2 (saying which) when a path given does not exist."""
+    gone = [p for p in paths if not os.path.exists(p)]
+    for p in gone:
+        say(f"traceview {args.command}: {p}: no such file or folder")
+    return 2 if gone else None
+
+
+def _cmd_index(args) -> int:
+    import time
+
+    from viewer.library.ingest import Progress
+
+    if not args.paths and not args.prune:
+        say("traceview index: give a PATH to index, or --prune")
+        return 2
+    if (bad := _missing(args, args.paths)) is not None:
+        return bad
+    lib = _library(args, create=True)
+    if lib is None:
+        return 1
+    try:
+        if args.paths:
+            progress = Progress()
+            shown_at = [time.monotonic()]
+
+            def report() -> None:
+                if time.monotonic() - shown_at[0] >= PROGRESS_EVERY:
+                    shown_at[0] = time.monotonic()
+                    say(progress.line())
+            lib.index([os.path.abspath(p) for p in args.paths], jobs=args.jobs, progress=progress, on_batch=report)
+            say(f"{progress.line()}; {_counted(progress.problems, 'problem')} in the files cooked")
+        if args.prune:
+            say(f"pruned {_counted(lib.prune(), 'gone file')}")
+    finally:
+        lib.close()
+    return 0
+
+
+def _json_line(obj) -> str:
+    """One JSON object on one line, every character that could act on a terminal (controls,
+    bidirectional overrides) written as a JSON escape: trace text stays inert wherever it goes."""
+    s = json.dumps(obj, ensure_ascii=False, default=str)
+    return s if s.isprintable() else "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in s)
+
+
+def _run_json(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k != "input_id"}
+
+
+def _matches(snippet: str) -> tuple[str, list[list[int]]]:
+    """A search snippet's text without its match markers, and the [start, end) character
+    offsets of its matched words in that text."""
+    from viewer.library.library import SNIPPET_CLOSE, SNIPPET_OPEN
+
+    text, spans, start, pos = [], [], None, 0
+    for piece in re.split(f"([{SNIPPET_OPEN}{SNIPPET_CLOSE}])", snippet):
+        if piece == SNIPPET_OPEN:
+            start = pos
+        elif piece == SNIPPET_CLOSE:
+            if start is not None:
+                spans.append([start, pos])
+            start = None
+        else:
+            text.append(piece)
+            pos += len(piece)
+    return "".join(text), spans
+
+
+def _highlighted(text: str, spans, tty: bool) -> str:
+    """The text for the terminal, matched words in bold (a terminal) or «between marks»."""
+    out, pos = [], 0
+    for a, b in spans:
+        word = shown(text[a:b])
+        out += [shown(text[pos:a]), f"{BOLD}{word}{PLAIN}" if tty else f"«{word}»"]
+        pos = b
+    out.append(shown(text[pos:]))
+    return "".join(out)
+
+
+def _cmd_search(args) -> int:
+    from viewer.library import search as text_search
+    from viewer.library.library import Scope
+
+    if text_search.parse(args.query).empty:
+        say("traceview search: nothing to search for (give words of letters or digits)")
+        return 2
+    lib = _library(args)
+    if lib is None:
+        return 1
+    try:
+        hits = lib.search(args.query, Scope(everything=True), limit=args.limit)
+    finally:
+        lib.close()
+    tty = sys.stdout.isatty()
+    for h in hits:
+        text, spans = _matches(h.snippet)
+        if args.json:
+            print(_json_line({**_run_json(h.run), "n": h.n, "snippet": text, "matches": spans}))
+        else:
+            print(shown(f"{h.run['id']}  {h.run['title']}  ({h.run['format']})"))
+            print(shown(f"    {h.run['path']}, item {h.n}"))
+            print("    " + _highlighted(text, spans, tty))
+    if not hits:
+        say(f"traceview search: no run matches {args.query}")
+        return 1
+    return 0
+
+
+def _ls_cell(key: str, value) -> str:
+    from viewer.render import fmt
+
+    if value is None:
+        return fmt.MISSING
+    if key == "score":
+        return f"{value:.2f}"
+    if key == "cost":
+        return fmt.cost(value)
+    if key == "tokens":
+        return fmt.tokens(value)
+    if key == "started_at":
+        return value[:16].replace("T", " ")
+    return shown(value)
+
+
+def _cmd_ls(args) -> int:
+    from viewer.library.ingest import model_key
+    from viewer.library.library import RunsQuery, Scope
+
+    lib = _library(args)
+    if lib is None:
+        return 1
+    q = RunsQuery(formats=tuple(args.format), models=tuple(map(model_key, args.model)),
+                  outcomes=tuple(args.outcome), tasks=tuple(args.task), limit=args.limit)
+    try:
+        page = lib.runs(q, Scope(everything=True))
+    finally:
+        lib.close()
+    if args.json:
+        for row in page.rows:
+            print(_json_line(_run_json(row)))
+    else:
+        cells = [[_ls_cell(key, row[key]) for key, _, _ in LS_COLUMNS] for row in page.rows]
+        widths = [min(most, max([len(head)] + [len(c[i]) for c in cells]))
+                  for i, (_, head, most) in enumerate(LS_COLUMNS)]
+        for line in [[head for _, head, _ in LS_COLUMNS]] + cells:
+            print("  ".join(_fit(c, w) for c, w in zip(line, widths)).rstrip())
+    if page.total > len(page.rows):
+        say(f"{len(page.rows)} of {page.total}{'+' * page.capped} runs shown (--limit N for more)")
+    return 0
+
+
+def _fit(text: str, width: int) -> str:
+    return text.ljust(width) if len(text) <= width else text[:width - 1] + "…"
+
+
+def _cmd_export(args) -> int:
+    from viewer.library import export
+    from viewer.library.library import Scope
+
+    if args.inputs and args.library:
+        say("traceview export: give INPUT files or --library, not both")
+        return 2
+    if (bad := _missing(args, args.inputs)) is not None:
+        return bad
+    ids = list(dict.fromkeys(args.trace))
+    lib = None
+    if args.inputs:
+        runs, problems = export.cooked_runs(args.inputs)
+        for p in problems:
+            say(str(p))
+        found = {run["id"] for run, _ in runs}
+        runs = [(run, doc) for run, doc in runs if not ids or run["id"] in ids]
+        where, count = "the inputs", len(runs)
+    else:
+        lib = _library(args)
+        if lib is None:
+            return 1
+        found = {t for t in ids if lib.run(t) is not None}
+        runs = export.library_runs(lib, ids)
+        where, count = "the library", len(found) if ids else lib.count(Scope(everything=True))
+    try:
+        unknown = [t for t in ids if t not in found]
+        if unknown:
+            say(f"traceview export: no run {', '.join(unknown)} in {where}")
+            return 1
+        if not count:
+            say(f"traceview export: nothing to export: no run in {where}")
+            return 1
+        written = export.write_parquet(runs, args.output)
+    finally:
+        if lib is not None:
+            lib.close()
+    if written.without_document:
+        say(f"traceview export: {_counted(len(written.without_document), 'run')} not found in the cooked "
+            f"document the library holds for them, so their requests and messages are left out: "
+            f"{', '.join(written.without_document)}")
+    say(f"{_counted(written.runs, 'run')}, {_counted(written.requests, 'request')}, "
+        f"{_counted(written.messages, 'message')} written to "
+        f"{', '.join(f'{name}.parquet' for name in export.TABLES)} in {args.output}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from parsers.registry import names
 
-    p = argparse.ArgumentParser(prog="traceview", description="Read LLM-agent traces: cook, validate, convert, serve.")
+    p = argparse.ArgumentParser(prog="traceview", description="Read LLM-agent traces: cook, validate, convert; "
+                                "index, search, list and export a library of runs; serve.")
     sub = p.add_subparsers(dest="command")
 
     c = sub.add_parser("cook", help="convert inputs (files, folders, zips) into one cooked JSON document")
@@ -172,14 +417,70 @@ def build_parser() -> argparse.ArgumentParser:
     _prices_option(cv)
     cv.set_defaults(func=_cmd_convert)
 
-    s = sub.add_parser("serve", help="start the web app (on the bundled samples when given no path)")
+    ix = sub.add_parser("index", help="index files and folders into the library (only what changed is cooked again)")
+    ix.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to index")
+    ix.add_argument("--library", metavar="L", help=LIBRARY_HELP)
+    ix.add_argument("--jobs", type=_positive, default=1, metavar="N", help="cook in N processes (default 1)")
+    ix.add_argument("--prune", action="store_true",
+                    help="then drop what the library holds of files that are gone (with no PATH: only that)")
+    ix.set_defaults(func=_cmd_index)
+
+    se = sub.add_parser("search", help="search every message of every run in the library",
+                        description="Runs whose messages hold every word of QUERY (\"quoted phrases\"; a trailing * "
+                                    "makes a prefix), best first: the run, the Timeline item that matched best and a "
+                                    "snippet of it with the matched words in bold (on a terminal) or "
+                                    "«between marks». Exit 1 when no run matches.")
+    se.add_argument("query", metavar="QUERY")
+    se.add_argument("--library", metavar="L", help=LIBRARY_HELP)
+    se.add_argument("--limit", type=_positive, default=20, metavar="N", help="at most N runs (default 20)")
+    se.add_argument("--json", action="store_true",
+                    help="one JSON object per line: the run's runs-table columns, n (the Timeline item), "
+                         "snippet (plain text) and matches: the [start, end) character offsets of the matched "
+                         "words in snippet")
+    se.set_defaults(func=_cmd_search)
+
+    ls = sub.add_parser("ls", help="list the library's runs (the runs table)")
+    ls.add_argument("--library", metavar="L", help=LIBRARY_HELP)
+    for flag, what in (("format", "format name"), ("model", "model (in any letter case)"), ("outcome", "outcome"),
+                       ("task", "task")):
+        ls.add_argument(f"--{flag}", action="append", default=[], metavar=flag[0].upper(),
+                        help=f"only runs of this {what} (repeat for any of several)")
+    ls.add_argument("--limit", type=_positive, default=50, metavar="N", help="at most N runs (default 50)")
+    ls.add_argument("--json", action="store_true", help="one JSON object per line, every runs-table column")
+    ls.set_defaults(func=_cmd_ls)
+
+    ex = sub.add_parser("export", help="write runs, their requests and messages as Parquet tables",
+                        description="Write runs.parquet (one row per run: the runs table, `score` and one "
+                                    "`score: NAME` column per scorer), requests.parquet (one row per request: tokens "
+                                    "of each kind, cost, stop reason, error) and messages.parquet (one row per "
+                                    "message in Timeline order) into DIR, joined by trace_id; for DuckDB, Polars, "
+                                    "pandas or Spark. From INPUT files and folders (cooked now) or from the library.")
+    ex.add_argument("inputs", nargs="*", metavar="INPUT", help="files or folders to cook and export (else the library)")
+    ex.add_argument("--library", metavar="L", help=LIBRARY_HELP)
+    ex.add_argument("--trace", action="append", default=[], metavar="ID", help="only this run (repeat for several)")
+    ex.add_argument("--to", required=True, choices=("parquet",), help="the table format (parquet)")
+    ex.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder to write the tables into")
+    ex.set_defaults(func=_cmd_export)
+
+    s = sub.add_parser("serve", help="start the web app on files and folders (indexed into the library), the whole "
+                                     "library (--library L and no path), or the bundled samples")
     s.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to open")
+    s.add_argument("--library", metavar="L", help=LIBRARY_HELP + "; with no PATH the app shows the whole library")
+    s.add_argument("--jobs", type=_positive, default=1, metavar="N", help="index the paths in N processes (default 1)")
     s.add_argument("--port", type=int, default=8501)
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     s.add_argument("--headless", action="store_true", help="do not open a browser")
     s.add_argument("--private-uploads", action="store_true",
                    help="an upload's traces open only in the browser session that uploaded it "
                         "(by default anyone who knows a trace's id can open it)")
+    who = s.add_mutually_exclusive_group()
+    who.add_argument("--token-file", metavar="FILE",
+                     help="require this shared access token (the file's text) to sign in; "
+                          "the environment variable TRACEVIEW_TOKEN gives it too. Beyond loopback a "
+                          "sign-in is required: this, or OpenID Connect from an [auth] section of "
+                          ".streamlit/secrets.toml")
+    who.add_argument("--no-auth", action="store_true",
+                     help="serve without a sign-in even on an address other machines reach")
     _prices_option(s)
     s.set_defaults(func=_cmd_serve)
     return p

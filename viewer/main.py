@@ -1,6 +1,7 @@
 """The app's entry script: `traceview serve` runs it with `streamlit run`.
 
-Only a router: page setup, the stylesheet, navigation over `viewer.pages.nav.PAGES`.
+Only a router: page setup, the stylesheet, the sign-in a served app may require
+(viewer/pages/auth.py), navigation over `viewer.pages.nav.PAGES`.
 Arguments after the script name are the files and folders to open.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from viewer.pages import nav
 
 from viewer.render import html as render
 
-from viewer.pages import state
+from viewer.pages import auth, state
 
 ICON = Path(__file__).with_name("icon.png")
 
@@ -49,8 +50,11 @@ def main(script: str = __file__) -> None:
     state.START_PATHS = state.paths_from(sys.argv, script)
     # Our stylesheets only (no trace text): style-only HTML goes to Streamlit's event container.
     st.html(f"<style>{render.page_css()}{APP_CSS}</style>")
-    current = st.navigation(nav.build(), position="hidden")
+    current = st.navigation(nav.build(), position="hidden")  # also keeps the page asked for
+    if not auth.gate():  # a server that requires a sign-in shows only its sign-in page
+        return
     nav.sidebar(state.current_trace_id())
+    auth.sidebar()
     current.run()
 
 

@@ -19,7 +19,12 @@ import urllib.request
 import webbrowser
 from pathlib import Path
 
+from viewer import access
+
 HERE = Path(__file__).resolve().parent
+LIBRARY_ENV = "TRACEVIEW_LIBRARY"
+WHOLE_LIBRARY_ENV = "TRACEVIEW_WHOLE_LIBRARY"  # the server shows its whole library (no path given)
+JOBS_ENV = "TRACEVIEW_JOBS"  # processes indexing the given paths
 # The server module around the app (viewer/main.py): it reads the given files at start.
 ENTRY = HERE / "asgi.py"
 CONFIG = HERE / ".streamlit" / "config.toml"
@@ -68,14 +73,51 @@ def _can_open_browser() -> bool:
 PRIVATE_UPLOADS_ENV = "TRACEVIEW_PRIVATE_UPLOADS"
 
 
-def child_env(private_uploads: bool = False, base=None) -> dict[str, str]:
-    """The app's environment: ours, with the private-uploads switch set or cleared."""
+def child_env(private_uploads: bool = False, base=None, *, sign_in=(), token: str | None = None,
+              library: str | None = None, whole_library: bool = False, jobs: int = 1) -> dict[str, str]:
+    """The app's environment: ours, with the private-uploads switch, the sign-in methods (and
+    the access token, which never goes on a command line), the library, whether the server
+    shows all of it, and how many processes index, set or cleared."""
     env = dict(os.environ if base is None else base)
+    for name in (PRIVATE_UPLOADS_ENV, access.AUTH_ENV, access.TOKEN_ENV, WHOLE_LIBRARY_ENV, JOBS_ENV):
+        env.pop(name, None)
+    if library:
+        env[LIBRARY_ENV] = library
+    if whole_library:
+        env[WHOLE_LIBRARY_ENV] = "1"
+    if jobs > 1:
+        env[JOBS_ENV] = str(int(jobs))
     if private_uploads:
         env[PRIVATE_UPLOADS_ENV] = "1"
-    else:
-        env.pop(PRIVATE_UPLOADS_ENV, None)
+    if sign_in:
+        env[access.AUTH_ENV] = ",".join(sign_in)
+    if token and access.TOKEN in sign_in:
+        env[access.TOKEN_ENV] = token
     return env
+
+
+def sign_in_plan(host: str, token_file=None, no_auth: bool = False) -> tuple[access.Plan, str | None, str]:
+    """The sign-in a server on `host` requires (see viewer/access.py), the access token, and
+    what to say about it on start. The token comes from `token_file`, else the environment;
+    OpenID Connect from an `[auth]` section of the secrets files Streamlit reads."""
+    if no_auth:
+        return access.plan(host, token=None, oidc=False, no_auth=True), None, ""
+    try:
+        if token_file:
+            token = access.read_token_file(token_file)
+        else:
+            token = os.environ.get(access.TOKEN_ENV, "").strip() or None
+        section, source = access.auth_section(access.secrets_files(Path.cwd(), Path.home(), ENTRY.parent))
+    except access.AccessError as e:
+        return access.Plan(refusal=str(e)), None, ""
+    if section is not None:
+        problem = access.oidc_problem(section)
+        if problem:
+            return access.Plan(refusal=f"{source}: {problem} (OpenID Connect sign-in)"), None, ""
+    plan = access.plan(host, token=token, oidc=section is not None, no_auth=False)
+    said = {access.TOKEN: "the access token", access.OIDC: f"OpenID Connect ([auth] in {source})"}
+    what = " or ".join(said[m] for m in plan.methods)
+    return plan, token, f"sign-in required: {what}" if what else ""
 
 
 def port_problem(host: str, port: int) -> str | None:
@@ -112,9 +154,13 @@ def _announce_when_ready(url: str, what: str, proc: subprocess.Popen, open_brows
 
 
 def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = False,
-          private_uploads: bool = False) -> int:
-    """Start the app on `paths` (the bundled samples when empty); returns Streamlit's exit code.
+          private_uploads: bool = False, token_file=None, no_auth: bool = False,
+          library: str | None = None, jobs: int = 1) -> int:
+    """Start the app on `paths` (the bundled samples when empty; the whole `library` when one
+    is named and no path is); returns Streamlit's exit code. The paths are indexed into the
+    library (`jobs` processes) while the app already answers.
     With `private_uploads`, an upload's traces open only in the browser session that uploaded it.
+    Beyond loopback it requires a sign-in (`sign_in_plan`) unless `no_auth`.
     Its address is printed once, when it answers; a port already taken is said before starting."""
     paths = list(paths or [])
     missing = [p for p in paths if not Path(p).exists()]
@@ -122,14 +168,28 @@ def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = Fal
         for p in missing:
             print(f"traceview serve: no such file or folder: {p}", file=sys.stderr)
         return 2
-    problem = port_problem(host, port)
+    location, problem = _library_location(library)
     if problem:
         print(f"traceview serve: {problem}", file=sys.stderr)
         return 2
-    proc = subprocess.Popen(command(paths, port, host), env=child_env(private_uploads))
+    plan, token, sign_in = sign_in_plan(host, token_file, no_auth)
+    problem = plan.refusal or port_problem(host, port)
+    if problem:
+        print(f"traceview serve: {problem}", file=sys.stderr)
+        return 2
+    if plan.warning:
+        print(f"traceview serve: warning: {plan.warning}", file=sys.stderr)
+    if sign_in:
+        print(f"traceview: {sign_in}", file=sys.stderr)
+    proc = subprocess.Popen(command(paths, port, host),
+                            env=child_env(private_uploads, sign_in=plan.methods, token=token, library=location,
+                                          whole_library=bool(library) and not paths, jobs=jobs))
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
     url = f"http://{shown}:{int(port)}/"
-    what = "the bundled samples" if not paths else ", ".join(map(str, paths))
+    from viewer.library.library import shown_location
+
+    what = (", ".join(map(str, paths)) if paths else f"the library {shown_location(location)}" if library
+            else "the bundled samples")
     print(f"traceview: starting on {what}…", file=sys.stderr, flush=True)
     threading.Thread(target=_announce_when_ready, args=(url, what, proc, not headless and _can_open_browser()),
                      daemon=True).start()
@@ -151,6 +211,23 @@ def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = Fal
             signal.signal(s, h)
 
 
+def _library_location(library: str | None) -> tuple[str, str | None]:
+    """Where the app keeps its library (an absolute path, or a URL), opened once here so that a
+    library that cannot be used is said before anything starts."""
+    from viewer.library.library import Library, LibraryError, default_location, shown_location
+
+    location = library or default_location()
+    if "://" not in location:
+        location = str(Path(location).expanduser().resolve())
+    try:
+        Library(location).close()
+    except LibraryError as e:
+        return location, str(e)
+    except Exception as e:  # noqa: BLE001 - a driver's own error, said in one line
+        return location, f"cannot open the library {shown_location(location)}: {type(e).__name__}: {e}"
+    return location, None
+
+
 # -- a running app, for tests and benchmarks ----------------------------------------------------
 def free_port() -> int:
     with socket.socket() as s:
@@ -158,12 +235,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def spawn(paths, port: int, *, host: str = "127.0.0.1", log=None, cwd=None, options=()) -> subprocess.Popen:
-    """`traceview serve PATH... --headless [options]` in a child process; see `wait_ready`."""
+def spawn(paths, port: int, *, host: str = "127.0.0.1", log=None, cwd=None, options=(),
+          env=None) -> subprocess.Popen:
+    """`traceview serve PATH... --headless [options]` in a child process (with `env`, this
+    process's environment plus those variables); see `wait_ready`."""
     exe = Path(sys.executable).with_name("traceview")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "viewer.cli"]
     return subprocess.Popen([*cmd, "serve", *map(str, paths), "--port", str(port), "--host", host, "--headless",
-                             *options], stdout=log, stderr=subprocess.STDOUT if log else None, cwd=cwd)
+                             *options], stdout=log, stderr=subprocess.STDOUT if log else None, cwd=cwd,
+                            env={**os.environ, **env} if env else None)
 
 
 def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
@@ -192,14 +272,15 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 class Running:
-    """`traceview serve PATH... [options]` on a free port until `stop()`; its output goes to a
-    log file in `log_dir`. For tests and benchmarks that drive the real app."""
+    """`traceview serve PATH... [options]` on a free port until `stop()`, bound to `host` and
+    with `env` added to its environment; its output goes to a log file in `log_dir`. For tests
+    and benchmarks that drive the real app."""
 
-    def __init__(self, paths, log_dir: Path, options=()):
+    def __init__(self, paths, log_dir: Path, options=(), *, host: str = "127.0.0.1", env=None):
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"http://127.0.0.1:{self.port}"  # bound to `host`, reached over loopback
         self.log = open(Path(log_dir) / f"serve-{self.port}.log", "wb")
-        self.proc = spawn(paths, self.port, log=self.log, cwd=log_dir, options=options)
+        self.proc = spawn(paths, self.port, host=host, log=self.log, cwd=log_dir, options=options, env=env)
         try:
             wait_ready(self.url, self.proc)
         except RuntimeError:

@@ -22,6 +22,7 @@ file.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import os
@@ -99,6 +100,19 @@ def read_prices_file(path) -> dict[str, dict]:
 def prices_file() -> str | None:
     """The prices file in force (TRACEVIEW_PRICES), or None."""
     return os.environ.get(PRICES_ENV) or None
+
+
+def identity() -> str:
+    """Which prices a cook uses: the package's version, and the prices file in force with the
+    SHA-256 of its bytes (a cook made with other prices is another cook)."""
+    path = prices_file()
+    if not path:
+        return source_name()
+    try:
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    except OSError:
+        digest = "unreadable"
+    return f"{source_name()}; prices file {digest}"
 
 
 @functools.lru_cache(maxsize=8)

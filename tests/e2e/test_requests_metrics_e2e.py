@@ -172,7 +172,9 @@ def test_nanobot_metrics_with_and_without_a_prices_file(browser, tmp_path, shots
     prices.write_text('[models."ark-code-latest"]\ninput = 0.8\noutput = 2.0\n')
     doc, _ = pipeline.cook_paths([NANOBOT])
     tid = doc["traces"][0]["id"]
-    server = serve.Running([NANOBOT], tmp_path, options=["--prices", str(prices)] if priced else [])
+    # A library of its own: the file, indexed once, stays cooked with the prices of that time.
+    server = serve.Running([NANOBOT], tmp_path, options=["--prices", str(prices)] if priced else [],
+                           env={"TRACEVIEW_LIBRARY": str(tmp_path / "library.sqlite")})
     try:
         for width, height in ((1400, 1000), (1280, 720)):
             ctx = browser.new_context(viewport={"width": width, "height": height})

@@ -35,16 +35,16 @@ def test_warm_up_builds_the_stylesheet():
     assert render.page_css.cache_info().currsize == 1
 
 
-def test_start_up_cooks_the_given_paths(monkeypatch):
+def test_start_up_indexes_the_given_paths(monkeypatch):
     monkeypatch.setattr(sys, "argv", [asgi.__file__, str(SAMPLE)])
     monkeypatch.setattr(state, "START_PATHS", [])
     doc, _ = pipeline.cook_paths([SAMPLE])
     tid = doc["traces"][0]["id"]
-    state.store.clear()
-    assert state.store().find_trace(tid) is None
+    state.indexing.clear()
     asgi._read_given_files()
-    found = state.store().find_trace(tid)
-    assert found is not None and found[1]["id"] == tid
+    job = state.start_indexing()
+    assert job.paths == (str(SAMPLE.resolve()),) and job.wait(60) and not job.error
+    assert state.library().run(tid) is not None
 
 
 def test_every_page_is_served_with_the_script_that_keeps_one_theme():

@@ -5,9 +5,10 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 from streamlit import config as st_config
 
-from viewer import serve
+from viewer import access, serve
 
 
 def _flags() -> dict[str, str]:
@@ -139,3 +140,140 @@ def test_the_prices_file_reaches_the_app(tmp_path, monkeypatch):
     monkeypatch.setattr(serve, "serve", lambda paths, **kw: 0)
     assert cli.main(["serve", "--headless", "--prices", str(prices)]) == 0
     assert serve.child_env()["TRACEVIEW_PRICES"] == str(prices.resolve())
+
+
+# -- a sign-in beyond loopback -------------------------------------------------------------------
+AUTH_TOML = """[auth]
+redirect_uri = "https://tv.example/oauth2callback"
+cookie_secret = "0123456789abcdef0123456789abcdef"
+client_id = "traceview"
+client_secret = "not-a-real-secret"
+server_metadata_url = "https://idp.example/.well-known/openid-configuration"
+"""
+
+
+@pytest.fixture
+def no_secrets(tmp_path, monkeypatch):
+    """A working directory and a HOME without Streamlit secrets, and no token in the environment."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "work").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path / "work")
+    monkeypatch.delenv(access.TOKEN_ENV, raising=False)
+    return tmp_path
+
+
+class FakeChild:
+    """Stands for Streamlit's process: records its command line and environment, exits at once."""
+    started: list = []
+
+    def __init__(self, cmd, env=None, **_kw):
+        self.cmd, self.env, self.returncode = cmd, env, 0
+        FakeChild.started.append(self)
+
+    def poll(self):
+        return 0
+
+    def wait(self, timeout=None):
+        return 0
+
+    def send_signal(self, _signum):
+        pass
+
+
+@pytest.fixture
+def fake_child(monkeypatch):
+    FakeChild.started = []
+    monkeypatch.setattr(serve.subprocess, "Popen", FakeChild)
+    return FakeChild.started
+
+
+def test_a_public_address_without_a_sign_in_is_refused(no_secrets, fake_child, capsys):
+    from viewer import cli
+
+    assert cli.main(["serve", "--host", "0.0.0.0", "--port", str(serve.free_port()), "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("traceview serve: 0.0.0.0 is reachable from other machines")
+    for way in ("--token-file", "TRACEVIEW_TOKEN", "[auth] section of .streamlit/secrets.toml", "--no-auth"):
+        assert way in err
+    assert fake_child == []  # nothing started
+
+
+def test_loopback_asks_nothing(no_secrets, fake_child, capsys):
+    assert serve.serve([], port=serve.free_port(), headless=True) == 0
+    env = fake_child[0].env
+    assert access.AUTH_ENV not in env and access.TOKEN_ENV not in env
+    assert "sign-in" not in capsys.readouterr().err
+
+
+def test_the_token_reaches_the_app_through_the_environment_only(no_secrets, fake_child, capsys):
+    token = "tok-" + "x7Q" * 10
+    f = no_secrets / "token.txt"
+    f.write_text(token + "\n")
+    assert serve.serve([], port=serve.free_port(), host="0.0.0.0", headless=True, token_file=f) == 0
+    child = fake_child[0]
+    assert not any(token in a for a in child.cmd)
+    assert child.env[access.TOKEN_ENV] == token and child.env[access.AUTH_ENV] == "token"
+    assert "sign-in required: the access token" in capsys.readouterr().err
+
+
+def test_the_token_from_the_environment(no_secrets, fake_child, monkeypatch):
+    monkeypatch.setenv(access.TOKEN_ENV, "from-env")
+    assert serve.serve([], port=serve.free_port(), host="::", headless=True) == 0
+    assert fake_child[0].env[access.TOKEN_ENV] == "from-env"
+    assert fake_child[0].env[access.AUTH_ENV] == "token"
+
+
+def test_an_unusable_token_file_is_said(no_secrets, fake_child, capsys):
+    empty = no_secrets / "empty"
+    empty.write_text("\n")
+    assert serve.serve([], port=serve.free_port(), host="0.0.0.0", headless=True, token_file=empty) == 2
+    assert f"traceview serve: the token file {empty} is empty" in capsys.readouterr().err
+    assert fake_child == []
+
+
+def test_an_auth_section_in_the_working_directory_means_openid_connect(no_secrets, fake_child, capsys):
+    pytest.importorskip("authlib")
+    secrets = no_secrets / "work" / ".streamlit" / "secrets.toml"
+    secrets.parent.mkdir()
+    secrets.write_text(AUTH_TOML)
+    assert serve.serve([], port=serve.free_port(), host="0.0.0.0", headless=True) == 0
+    assert fake_child[0].env[access.AUTH_ENV] == "oidc" and access.TOKEN_ENV not in fake_child[0].env
+    assert f"OpenID Connect ([auth] in {secrets})" in capsys.readouterr().err
+
+
+def test_an_incomplete_auth_section_in_home_is_said(no_secrets, fake_child, capsys):
+    secrets = no_secrets / "home" / ".streamlit" / "secrets.toml"
+    secrets.parent.mkdir()
+    secrets.write_text(AUTH_TOML.replace("cookie_secret", "# cookie_secret"))
+    assert serve.serve([], port=serve.free_port(), host="0.0.0.0", headless=True) == 2
+    assert f"traceview serve: {secrets}: [auth] lacks cookie_secret" in capsys.readouterr().err
+    assert fake_child == []
+
+
+def test_no_auth_clears_the_sign_in_and_warns(no_secrets, fake_child, monkeypatch, capsys):
+    from viewer import cli
+
+    monkeypatch.setenv(access.TOKEN_ENV, "ambient")
+    assert cli.main(["serve", "--host", "0.0.0.0", "--port", str(serve.free_port()), "--headless",
+                     "--no-auth"]) == 0
+    env = fake_child[0].env
+    assert access.AUTH_ENV not in env and access.TOKEN_ENV not in env
+    assert "warning: 0.0.0.0 is reachable from other machines" in capsys.readouterr().err
+    assert cli.main(["serve", "--no-auth", "--token-file", "t"]) == 2  # one or the other
+
+
+def test_starts_on_a_public_address_with_no_auth(tmp_path, monkeypatch):
+    """A real server bound to every address with --no-auth answers (Running waits for its
+    health check), after its warning."""
+    monkeypatch.delenv(access.TOKEN_ENV, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    running = serve.Running([], tmp_path, options=["--no-auth"], host="0.0.0.0")
+    running.stop()
+    assert "warning: 0.0.0.0 is reachable from other machines" in Path(running.log.name).read_text()
+
+
+def test_a_blank_token_in_the_environment_is_no_token(no_secrets, fake_child, monkeypatch, capsys):
+    monkeypatch.setenv(access.TOKEN_ENV, "  ")
+    assert serve.serve([], port=serve.free_port(), host="0.0.0.0", headless=True) == 2
+    assert "requires a sign-in" in capsys.readouterr().err and fake_child == []

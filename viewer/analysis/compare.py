@@ -415,7 +415,13 @@ VOTE_LABELS = {"left": "left is better", "right": "right is better", "tie": "tie
 
 
 def battles(groups) -> list[dict]:
-    return [g for g in groups or () if isinstance(g, dict) and g.get("kind") == "battle"]
+    """The battle groups among `groups`, each battle once (the first of its id): a battle is
+    read from every file holding one of its sides, and from every copy of those files."""
+    by_id: dict = {}
+    for g in groups or ():
+        if isinstance(g, dict) and g.get("kind") == "battle":
+            by_id.setdefault(g.get("id"), g)
+    return list(by_id.values())
 
 
 def vote_text(vote: dict, models) -> str:

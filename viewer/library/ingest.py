@@ -34,15 +34,20 @@ from viewer.library.db import ITEM_SLOTS, TRACE_COLUMNS, Database
 from viewer.render import fmt
 
 
-def _cooker() -> str:
+def _version() -> str:
     try:
-        version = metadata.version("traceview")
+        return metadata.version("traceview")
     except metadata.PackageNotFoundError:  # pragma: no cover - run from a checkout
-        version = "0"
-    return f"traceview {version}; cooked schema {pipeline.COOKED_SCHEMA_VERSION}"
+        return "0"
 
 
-COOKER = _cooker()
+COOKER = f"traceview {_version()}"
+
+
+def cooker() -> str:
+    """The cooker an input is recorded with: this traceview, the cooked schema and the prices
+    in force; an input read by another is cooked again."""
+    return f"{COOKER}; {pipeline.cooker_identity()}"
 BATCH_FILES = 64
 BATCH_BYTES = 48 * 1024**2
 MAX_TEXT = 1 << 20  # characters of one timeline item kept for search
@@ -234,7 +239,8 @@ class Indexer:
         self.origin = origin
         self.progress = progress or Progress()
         self.on_batch = on_batch
-        self.read_with: dict[str, str] = {}  # companion path -> the path of the input reading it
+        self.read_with: dict[str, str] = {}  # companion name -> the name of the input reading it
+        self.cooker = cooker()
 
     def run(self, paths) -> Progress:
         p = self.progress
@@ -274,7 +280,7 @@ class Indexer:
         stat_of = {f.path: f for f in files}
         for f in files:
             row = held.get(f.path)
-            if row is None or row["cooker"] != COOKER or row["gone"] or row["size"] != f.size:
+            if row is None or row["cooker"] != self.cooker or row["gone"] or row["size"] != f.size:
                 changed.append(f)
                 continue
             if row["mtime_ns"] != f.mtime_ns:
@@ -321,7 +327,7 @@ class Indexer:
                     _release(self.db, old[0])
                 values = (f.root, entry["name"], self.origin, f.size, f.mtime_ns, entry.get("digest"),
                           entry.get("format"), orjson.dumps(entry.get("problems") or []).decode(),
-                          entry.get("note"), "[]", COOKER, now)
+                          entry.get("note"), "[]", self.cooker, now)
                 if old is None:
                     row = db.one("INSERT INTO inputs (root, name, origin, size, mtime_ns, digest, format, problems, "
                                  "note, reads, cooker, indexed_at, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "

@@ -34,6 +34,19 @@ def default_location() -> str:
     return str(Path(platformdirs.user_data_dir("traceview", appauthor=False)) / "library.sqlite")
 
 
+def shown_location(location: str) -> str:
+    """A library's location as it may be printed: a URL's password masked."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if "://" not in location:
+        return location
+    parts = urlsplit(location)
+    if parts.password is None:
+        return location
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 @dataclass(frozen=True)
 class Scope:
     """Which inputs an answer covers: those under `paths` (files or folders) and the uploads

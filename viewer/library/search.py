@@ -85,10 +85,19 @@ def snippet(text: str, query: Query, width: int = SNIPPET_WORDS) -> str:
     if not spans:
         return text[:200]
     out = ["…" if lo else ""]
-    pos = spans[lo][0]
+    pos, marking = spans[lo][0], False
     for a, b, w in spans[lo:hi]:
-        out.append(text[pos:a])
-        out.append(SNIPPET_OPEN + text[a:b] + SNIPPET_CLOSE if hit(w) else text[a:b])
+        gap = text[pos:a]
+        if marking and (not hit(w) or any(c.isspace() for c in gap)):
+            out.append(SNIPPET_CLOSE)  # a marked identifier (zq_snake_marker) stays one mark
+            marking = False
+        out.append(gap)
+        if hit(w) and not marking:
+            out.append(SNIPPET_OPEN)
+            marking = True
+        out.append(text[a:b])
         pos = b
+    if marking:
+        out.append(SNIPPET_CLOSE)
     out.append("…" if hi < len(spans) else text[pos:])
     return " ".join("".join(out).split())

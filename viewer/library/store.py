@@ -1,10 +1,14 @@
-"""What the server holds: cooked collections, found again by trace id.
+"""What the server holds: the library it reads, and the runs opened from it.
 
-A collection is what one action opened (a path given at start, a bundled sample, one batch
-of uploads), cooked once by `pipeline.cook_paths` / `pipeline.cook_uploads` into one document.
-Collections are keyed by a digest of their inputs, so opening the same bytes again (or
-re-running a page) never parses twice. Trace ids are the cook's own, so a URL naming a trace
-finds it here and nowhere else: nothing a URL says is ever read as a file path.
+Everything a server shows is in its library (`viewer.library.library`): the paths it was given
+and its uploads are indexed there, and pages ask the library for runs tables, search hits and
+groups. Opening a run reads its family's cooked document (the run with its parent and
+sub-agent runs) from the library once, into a `Collection` kept while memory allows, so a page
+re-run never decompresses it again. Trace ids are the cook's own, so a URL naming a trace finds
+it here and nowhere else: nothing a URL says is ever read as a file path.
+
+Uploads are written under the library's uploads folder (one folder per batch, named by the
+digest of its files) and indexed from there, marked as uploads; they can be removed again.
 
 Pure Python (no Streamlit): the app keeps one `Store` per server process.
 """
@@ -13,22 +17,22 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import sys
 import threading
-import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from parsers import pipeline
+from viewer.library.library import Library, Scope
 
 TRACE_ID_RE = re.compile(r"[0-9a-f]{16}\Z")
 
-# Uploads stay in memory until these bounds push the oldest out (paths and samples stay):
-# their count, their input bytes, and an estimate of the memory their cooked documents hold
-# (TRACEVIEW_MAX_UPLOAD_MEMORY, in bytes). The newest upload is always kept.
-MAX_UPLOAD_COLLECTIONS = 24
-MAX_UPLOAD_BYTES = 3 * 1024**3
+# Opened runs stay in memory until these bounds push the least recently read out: their
+# count, and an estimate of the memory their documents and derived views hold
+# (TRACEVIEW_MAX_OPEN_MEMORY, in bytes). The run just opened is always kept.
+MAX_OPEN = 48
 
 
 def _env_bytes(name: str, default: int) -> int:
@@ -36,28 +40,24 @@ def _env_bytes(name: str, default: int) -> int:
     return int(value) if value.isdigit() and int(value) > 0 else default
 
 
-MAX_UPLOAD_MEMORY = _env_bytes("TRACEVIEW_MAX_UPLOAD_MEMORY", 512 * 1024**2)
+MAX_OPEN_MEMORY = _env_bytes("TRACEVIEW_MAX_OPEN_MEMORY", 512 * 1024**2)
 
 
 @dataclass
 class Collection:
+    """A cooked document held in memory: one family of runs opened from the library."""
     key: str
     label: str
     origin: str  # "path" | "sample" | "upload"
     doc: dict
-    summaries: list
-    size: int
-    cooked_in_s: float
+    path: str | None = None  # the file it was read from
+    size: int = 0
+    mtime_ns: int = 0
     messages: dict = field(default_factory=dict)
     requests: dict = field(default_factory=dict)
     traces: dict = field(default_factory=dict)
     views: dict = field(default_factory=dict)  # memo of derived views (timeline items...)
     memory: int = 0  # estimated bytes the cooked document holds in memory
-    owners: set = field(default_factory=set)  # browser sessions that uploaded it
-    # What it was cooked from, to show an input's own records again: the paths, or the uploaded
-    # (name, bytes) pairs (their bytes count towards the upload bounds already).
-    paths: list | None = None
-    files: list | None = None
 
     def __post_init__(self):
         self.messages = {m["id"]: m for m in self.doc["messages"]}
@@ -78,9 +78,18 @@ class Collection:
     def source_record(self, name: str, line: int):
         """Line `line` of input `name` as the file has it (`pipeline.SourceRecord`), or None
         when it is not there as it was cooked (gone, or changed since)."""
-        if self.files is None and (self.paths is None or paths_key(self.paths) != self.key):
+        if self.path is None:
             return None
-        return pipeline.source_record(self.paths, self.files, name=name, line=line)
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        if (st.st_size, st.st_mtime_ns) != (self.size, self.mtime_ns):
+            return None
+        entry = self.inputs[0] if self.inputs else {}
+        # A file is read again by itself (named as its own file); a zip's members by their names.
+        own = Path(self.path).name if name == entry.get("name") else name
+        return pipeline.source_record([self.path], None, name=own, line=line)
 
     def memo(self, key, make):
         """A derived view computed once per collection (cooked documents never change)."""
@@ -92,29 +101,14 @@ class Collection:
             return value
 
 
-def paths_key(paths: list[Path]) -> str:
-    """A cheap identity of files on disk: path, size and modification time of every file.
-
-    Re-running a page then costs a few `stat` calls; a changed file gets a new key."""
-    h = hashlib.sha256(b"paths\n")
-    for p in paths:
-        h.update(str(p).encode() + b"\n")
-        if p.is_dir():
-            for dirpath, dirnames, filenames in os.walk(p):
-                dirnames.sort()
-                for fn in sorted(filenames):
-                    _stat_line(h, Path(dirpath) / fn)
-        else:
-            _stat_line(h, p)
-    return h.hexdigest()
-
-
-def _stat_line(h, f: Path) -> None:
-    try:
-        st = f.stat()
-        h.update(f"{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    except OSError:
-        h.update(f"{f}\0missing\n".encode())
+@dataclass
+class Upload:
+    """A batch of uploaded files, written to `folder` and indexed from there."""
+    key: str
+    label: str
+    folder: str
+    traces: list[str]
+    owners: set = field(default_factory=set)
 
 
 def memory_estimate(obj) -> int:
@@ -147,121 +141,159 @@ def uploads_key(files: list[tuple[str, bytes]]) -> str:
     return h.hexdigest()
 
 
+def _safe_name(name: str) -> str | None:
+    """An uploaded file's name as a relative path inside its folder (a name that would leave
+    it keeps only its last part)."""
+    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
+    if ".." in parts:
+        parts = parts[-1:] if parts[-1] != ".." else []
+    return "/".join(parts) or None
+
+
 class Store:
-    def __init__(self, *, private_uploads: bool = False):
+    def __init__(self, library: Library, *, private_uploads: bool = False):
+        self.library = library
         # Private: an upload's traces are found only by the sessions that uploaded it.
         self.private_uploads = private_uploads
         self._lock = threading.RLock()
-        self._cooking: dict[str, threading.Lock] = {}
-        self.collections: OrderedDict[str, Collection] = OrderedDict()
-        self._by_trace: dict[str, str] = {}
+        self._opening: dict[str, threading.Lock] = {}
+        self.open: OrderedDict[str, Collection] = OrderedDict()  # family id -> its runs
+        self.uploads: dict[str, Upload] = self._uploads_held()
 
-    # -- loading ---------------------------------------------------------------------
-    def add_paths(self, paths, *, origin: str = "path", label: str | None = None) -> Collection:
-        paths = [Path(p).resolve() for p in paths]
-        key = paths_key(paths)
-        label = label or ", ".join(p.name or str(p) for p in paths)
-        col = self._get_or_cook(key, lambda: pipeline.cook_paths(paths), label, origin,
-                                sum(_size(p) for p in paths))
-        col.paths = paths
-        return col
+    def _uploads_held(self) -> dict[str, Upload]:
+        """The uploads earlier servers wrote into this library, found again (no session owns
+        them any more: with private uploads nobody opens them until uploaded again)."""
+        out = {}
+        folder = self.uploads_dir
+        if not folder.is_dir():
+            return out
+        for d in sorted(folder.iterdir()):
+            if not d.is_dir() or ".tmp" in d.name:
+                continue
+            traces = self.library.runs_in(Scope(paths=(str(d),)))
+            names = sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file())
+            label = names[0] + (f" and {len(names) - 1} more" if len(names) > 1 else "") if names else "upload"
+            out[d.name] = Upload(d.name, label, str(d), traces)
+        return out
+
+    # -- uploads ---------------------------------------------------------------------------------
+    @property
+    def uploads_dir(self) -> Path:
+        return uploads_dir(self.library)
 
     def add_uploads(self, files: list[tuple[str, bytes]], *, label: str | None = None,
-                    owner: str | None = None) -> Collection:
-        """Cook a batch of uploaded files (once per content). `owner` is the browser session
-        that uploaded it: with `private_uploads` only its owners find its traces."""
-        key = uploads_key(files)
+                    owner: str | None = None) -> Upload:
+        """Write a batch of uploaded files into the library's uploads folder and index them
+        (once per content). `owner` is the browser session that uploaded it: with
+        `private_uploads` only its owners find its runs."""
+        key = uploads_key(files)[:32]
         if label is None:
             names = sorted(n for n, _ in files)
             label = names[0] + (f" and {len(names) - 1} more" if len(names) > 1 else "") if names else "upload"
-        col = self._get_or_cook(key, lambda: pipeline.cook_uploads(files), label, "upload",
-                                sum(len(d) for _, d in files))
+        folder = self.uploads_dir / key
         with self._lock:
-            col.files = files
+            up = self.uploads.get(key)
+            if up is None:
+                if not folder.is_dir():
+                    tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    for name, data in files:
+                        safe = _safe_name(name)
+                        if safe is None:
+                            continue
+                        dest = tmp / safe
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        dest.write_bytes(data)
+                    tmp.mkdir(parents=True, exist_ok=True)
+                    os.replace(tmp, folder)
+                self.library.index([folder], origin="upload")
+                page = self.library.runs_in(Scope(paths=(str(folder),)))
+                up = self.uploads[key] = Upload(key, label, str(folder), page)
             if owner is not None:
-                col.owners.add(owner)
-        self._evict_uploads(keep=key)
-        return col
+                up.owners.add(owner)
+        return up
 
-    def _get_or_cook(self, key, cook, label, origin, size) -> Collection:
+    def remove_upload(self, key: str) -> None:
+        """Take an upload out of the library and off the disk."""
         with self._lock:
-            if key in self.collections:
-                self.collections.move_to_end(key)
-                return self.collections[key]
-            gate = self._cooking.setdefault(key, threading.Lock())
-        with gate:  # two sessions opening the same input cook it once
-            with self._lock:
-                if key in self.collections:
-                    return self.collections[key]
-            t0 = time.perf_counter()
-            doc, summaries = cook()
-            col = Collection(key, label, origin, doc, summaries, size, time.perf_counter() - t0)
-            with self._lock:
-                self.collections[key] = col
-                for tid in col.traces:
-                    self._by_trace[tid] = key
-                self._cooking.pop(key, None)
-            return col
-
-    def _evict_uploads(self, keep: str | None = None) -> None:
-        """Let the oldest uploads go while past a bound; never `keep` (the one just opened)."""
-        with self._lock:
-            ups = [c for c in self.collections.values() if c.origin == "upload"]
-            total = sum(c.size for c in ups)
-            memory = sum(c.memory for c in ups)
-            while ups and (len(ups) > MAX_UPLOAD_COLLECTIONS or total > MAX_UPLOAD_BYTES
-                           or memory > MAX_UPLOAD_MEMORY):
-                old = next((c for c in ups if c.key != keep), None)
-                if old is None:
-                    break
-                ups.remove(old)
-                total -= old.size
-                memory -= old.memory
-                self._drop(old.key)
-
-    def _drop(self, key: str) -> None:
-        col = self.collections.pop(key, None)
-        if col is None:
+            up = self.uploads.pop(key, None)
+        if up is None:
             return
-        for tid in col.traces:
-            if self._by_trace.get(tid) == key:
-                del self._by_trace[tid]
-                # The same trace may also be held by another collection.
-                for other in self.collections.values():
-                    if tid in other.traces:
-                        self._by_trace[tid] = other.key
-                        break
+        self.library.forget(up.folder)
+        shutil.rmtree(up.folder, ignore_errors=True)
+        with self._lock:
+            for fam in [k for k, c in self.open.items() if c.path and c.path.startswith(up.folder + os.sep)]:
+                del self.open[fam]
 
-    # -- lookup ----------------------------------------------------------------------
-    def get(self, key: str) -> Collection | None:
-        return self.collections.get(key)
+    def upload_scope(self, session: str | None) -> tuple[str, ...]:
+        """The upload folders a session may read: its own, or every upload unless private."""
+        with self._lock:
+            return tuple(u.folder for u in self.uploads.values()
+                         if not self.private_uploads or session in u.owners)
 
-    def visible(self, col: Collection, session: str | None) -> bool:
-        """Paths and samples are visible to all; an upload too unless uploads are private,
-        then only to the sessions that uploaded it."""
-        return not (self.private_uploads and col.origin == "upload" and session not in col.owners)
-
-    def find_trace(self, trace_id, session: str | None = None) -> tuple[Collection, dict] | None:
-        """The collection and trace for an id, as `session` may see it; None for anything not
-        loaded (or not an id, or a private upload of another session)."""
+    # -- opening runs ----------------------------------------------------------------------------
+    def find_trace(self, trace_id, scope: Scope) -> tuple[Collection, dict] | None:
+        """The family and trace for an id within `scope`; None for anything not in the
+        library (or not an id, or out of scope)."""
         if not isinstance(trace_id, str) or not TRACE_ID_RE.match(trace_id):
             return None
-        with self._lock:
-            key = self._by_trace.get(trace_id)
-            col = self.collections.get(key) if key else None
-            if col is not None and not self.visible(col, session):
-                # The same trace may be held by a collection this session may see.
-                col = next((c for c in self.collections.values()
-                            if trace_id in c.traces and self.visible(c, session)), None)
-        if col is None:
+        run = self.library.run(trace_id, scope)
+        if run is None:
+            return None
+        col = self._family(run)
+        if col is None or trace_id not in col.traces:
             return None
         return col, col.traces[trace_id]
 
+    def _family(self, run: dict) -> Collection | None:
+        fam = run["family"]
+        with self._lock:
+            col = self.open.get(fam)
+            if col is not None:
+                self.open.move_to_end(fam)
+                return col
+            gate = self._opening.setdefault(fam, threading.Lock())
+        with gate:  # two sessions opening the same run read it once
+            with self._lock:
+                if fam in self.open:
+                    return self.open[fam]
+            doc = self.library.family(run["id"])
+            if doc is None:
+                return None
+            _link_relatives(self.library, doc)
+            held = self.library.input_stat(run["input_id"])
+            col = Collection(fam, run["path"], run["origin"] or "path", doc, path=run["path"],
+                             size=held[0], mtime_ns=held[1])
+            with self._lock:
+                self.open[fam] = col
+                self._opening.pop(fam, None)
+                self._evict(keep=fam)
+            return col
 
-def _size(p: Path) -> int:
-    try:
-        if p.is_dir():
-            return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
-        return p.stat().st_size
-    except OSError:
-        return 0
+    def _evict(self, keep: str) -> None:
+        memory = sum(c.memory for c in self.open.values())
+        while len(self.open) > 1 and (len(self.open) > MAX_OPEN or memory > MAX_OPEN_MEMORY):
+            old = next(k for k in self.open if k != keep)
+            memory -= self.open.pop(old).memory
+
+
+def _link_relatives(library: Library, doc: dict) -> None:
+    """Runs of other files a family links to (a sub-agent's parent, a child run), added to the
+    document as the library lists them (without messages or requests), so links find them."""
+    held = {t["id"] for t in doc["traces"]}
+    linked = {link.get("trace") for t in doc["traces"]
+              for link in [t.get("parent") or {}, *(t.get("children") or ())]} - held - {None}
+    for stub in library.stubs(Scope(everything=True), ids=sorted(linked)):
+        if stub["id"] not in held:
+            held.add(stub["id"])
+            doc["traces"].append({**stub, "timeline": [], "requests": [], "tools": [], "problems": []})
+
+
+def uploads_dir(library: Library) -> Path:
+    """Where uploads are written: beside a SQLite library, else in the user's data folder."""
+    if library.dialect == "sqlite":
+        loc = Path(library.location)
+        return loc.with_name(loc.stem + "-uploads")
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("traceview", appauthor=False)) / "uploads"

@@ -1,4 +1,4 @@
-"""Battles: every arena battle in the loaded logs (session, models, vote, rounds, date);
+"""Battles: every arena battle in the logs this server shows (session, models, vote, rounds, date);
 selecting one opens it side by side on the compare page."""
 from __future__ import annotations
 
@@ -16,22 +16,24 @@ from viewer.pages import tables
 
 def page() -> None:
     st.title("Battles")
-    rows = []
-    for c in state.loaded():
-        traces = c.traces
-        for g in cd.battles(c.doc.get("groups")):
-            rows.append(cd.battle_row(g, traces))
+    state.start_indexing_and_wait()
+    scope = state.scope()
+    groups = cd.battles(state.library().groups(scope))
+    # Each side's title and start time, from the library's stubs of just those runs.
+    ids = {s for g in groups for s in g.get("sides") or () if isinstance(s, str)}
+    sides = {t["id"]: t for t in state.library().stubs(scope, ids=ids)}
+    rows = [cd.battle_row(g, sides) for g in groups]
     # One model under names that differ in case or spacing shows under one spelling.
     names = ratings.display_names(r[k] for r in rows for k in ("left model", "right model"))
     for r in rows:
         for k in ("left model", "right model", "mode", "first prompt"):
             r[k] = names.get(r[k], r[k]) or "—"
     if not rows:
-        st.info("No arena battle is loaded. Open SWE Arena logs (a `logs/` folder or a zip of it) to see "
+        st.info("No arena battle here yet. Open SWE Arena logs (a `logs/` folder or a zip of it) to see "
                 "battles, their votes and sandbox runs.", icon=":material/info:")
         nav.link("open", "Open traces", icon=":material/folder_open:")
         return
-    df = pd.DataFrame(rows).drop_duplicates("battle").sort_values(["date", "battle"], kind="stable")
+    df = pd.DataFrame(rows).sort_values(["date", "battle"], kind="stable")
     f1, f2 = st.columns([3, 2])
     text = f1.text_input("Filter", placeholder="model, session, prompt…", key="tv_battles_text")
     votes = f2.multiselect("Vote", ["left", "right", "tie", "both bad", "no vote"], key="tv_battles_vote")

@@ -28,9 +28,9 @@ def page() -> None:
         battle = _find_battle(bid)
         if battle is None:
             st.title("Compare")
-            st.warning("This battle is not among the loaded arena logs. Open them again to see it.",
+            st.warning("This battle is not among the arena logs this server shows. Open them again to see it.",
                        icon=":material/link_off:")
-            nav.link("battles", "All loaded battles", icon=":material/sports_kabaddi:")
+            nav.link("battles", "All battles", icon=":material/sports_kabaddi:")
             return
         a_id, b_id = (list(battle.get("sides") or []) + [None, None])[:2]
     else:
@@ -46,7 +46,7 @@ def page() -> None:
         _pickers(left, right)
     if left is None or right is None:
         if battle is not None:
-            st.warning("One side of this battle has no conversation in the loaded logs.", icon=":material/warning:")
+            st.warning("One side of this battle has no conversation in its logs.", icon=":material/warning:")
         return
     state.remember(left[1]["id"], left[0])
     _comparison(left, right, battle)
@@ -54,13 +54,9 @@ def page() -> None:
 
 # -- choosing the two sides ----------------------------------------------------------------------
 def _all_traces() -> list[dict]:
-    seen, out = set(), []
-    for c in state.loaded():
-        for t in c.doc["traces"]:
-            if t["id"] not in seen:
-                seen.add(t["id"])
-                out.append(t)
-    return out
+    """Every run this session shows, as the library's stubs (no messages or requests)."""
+    state.start_indexing_and_wait()
+    return state.library().stubs(state.scope())
 
 
 def _set_sides(a: str | None, b: str | None) -> None:
@@ -105,12 +101,15 @@ def _on_table(ids: list[str]) -> None:
 
 
 def _pickers(left, right) -> None:
-    traces = _all_traces()
+    by_id = {t["id"]: t for t in _all_traces()}
+    for side in (left, right):  # a side a link opened beyond this session's runs (a sample, an upload)
+        if side is not None:
+            by_id.setdefault(side[1]["id"], side[1])
+    traces = list(by_id.values())
     if len(traces) < 2:
         st.info("Open at least two traces to compare them.", icon=":material/info:")
         nav.link("open", "Open traces", icon=":material/folder_open:")
         return
-    by_id = {t["id"]: t for t in traces}
     a_id = left[1]["id"] if left else None
     b_id = right[1]["id"] if right else None
     c1, c2 = st.columns(2)
@@ -151,11 +150,9 @@ def _runs_picker(traces: list[dict]) -> None:
 
 # -- battles ---------------------------------------------------------------------------------------
 def _find_battle(bid: str) -> dict | None:
-    for c in state.loaded():
-        for g in cd.battles(c.doc.get("groups")):
-            if str(g.get("id")) == bid:
-                return g
-    return None
+    """The battle a link names, among the groups a link may open."""
+    state.start_indexing_and_wait()
+    return next((g for g in cd.battles(state.library().groups(state.reachable())) if str(g.get("id")) == bid), None)
 
 
 def _battle_header(battle: dict) -> None:

@@ -1,4 +1,4 @@
-"""Leaderboard: ratings from every vote in the loaded arena logs.
+"""Leaderboard: ratings from every vote in the arena logs this server shows.
 
 Online Elo and Bradley-Terry with bootstrap intervals, a win-fraction matrix and battle
 counts per pair, computed by `viewer.ratings` (FastChat's conventions, stated on the page).
@@ -11,6 +11,7 @@ import streamlit as st
 
 from viewer.pages import nav
 
+from viewer.analysis import compare as cd
 from viewer.analysis import ratings
 
 from viewer.pages import state
@@ -30,22 +31,18 @@ def _board(battles: tuple, rounds: int) -> list[dict]:
 
 def page() -> None:
     st.title("Leaderboard")
-    groups = [g for c in state.loaded() for g in c.doc.get("groups") or ()]
-    seen, unique = set(), []
-    for g in groups:  # the same logs opened twice count once
-        if isinstance(g, dict) and g.get("kind") == "battle" and g.get("id") not in seen:
-            seen.add(g.get("id"))
-            unique.append(g)
-    battles, skipped = ratings.battles_from_groups(unique)
+    state.start_indexing_and_wait()
+    groups = cd.battles(state.library().groups(state.scope()))
+    battles, skipped = ratings.battles_from_groups(groups)
     if not battles:
-        st.info("No vote in the loaded arena logs yet: the leaderboard is computed from the votes of "
+        st.info("No vote in the arena logs here yet: the leaderboard is computed from the votes of "
                 "SWE Arena battles.", icon=":material/info:")
         nav.link("battles", "Battles", icon=":material/sports_kabaddi:")
         return
     models = ratings.models_of(battles)
     c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
-    c1.caption(f"{len(battles)} vote{'s' * (len(battles) != 1)} from {len(unique)} battle"
-               f"{'s' * (len(unique) != 1)}, {len(models)} models.")
+    c1.caption(f"{len(battles)} vote{'s' * (len(battles) != 1)} from {len(groups)} battle"
+               f"{'s' * (len(groups) != 1)}, {len(models)} models.")
     rounds = c2.selectbox("Bootstrap rounds", ROUNDS, index=1, key="tv_lb_rounds")
     if skipped:
         with st.expander(f"{len(skipped)} vote{'s' * (len(skipped) != 1)} not counted", icon=":material/warning:"):

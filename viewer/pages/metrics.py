@@ -1,5 +1,6 @@
 """Metrics: tokens, context, cost, latency and tool use of one trace; or, without `trace`,
-tokens, cost and outcomes across every loaded trace.
+tokens, cost and outcomes across every run shown (read from the library's stub of each run,
+its totals and usage per model, never its messages or requests).
 
 URL: `?trace=TRACE` for one trace, nothing for the aggregate. Frames and figures come from
 `viewer.analysis.metrics`; a click on a point of a per-request chart opens that request on the
@@ -10,7 +11,6 @@ record) gets the scorecard alone.
 from __future__ import annotations
 
 import functools
-from collections import ChainMap
 
 import pandas as pd
 import streamlit as st
@@ -40,7 +40,7 @@ def page() -> None:
         st.title("Metrics")
         st.warning("This trace is no longer loaded on the server. Open it again to see its metrics.",
                    icon=":material/link_off:")
-        nav.link("metrics", "Metrics of every loaded trace", icon=":material/monitoring:")
+        nav.link("metrics", "Metrics of every trace", icon=":material/monitoring:")
         return
     col, trace = found
     state.remember(tid, col)
@@ -66,7 +66,7 @@ def _header(trace: dict) -> None:
         if trace.get("requests"):
             nav.link("requests", "Requests", trace=trace["id"], icon=":material/account_tree:")
     with links[2]:
-        st.page_link(nav.page("metrics"), label="All loaded traces", icon=":material/monitoring:")
+        st.page_link(nav.page("metrics"), label="All traces", icon=":material/monitoring:")
 
 
 # -- one trace --------------------------------------------------------------------------------
@@ -304,23 +304,17 @@ def _yes(v) -> str:
     return {True: "yes", False: "no"}.get(v, "—")
 
 
-# -- across every loaded trace ------------------------------------------------------------------
+# -- across every run shown ---------------------------------------------------------------------
 def _aggregate() -> None:
     st.title("Metrics")
-    cols = state.loaded()
-    seen, traces = set(), []
-    for c in cols:
-        for t in c.doc["traces"]:
-            if t["id"] not in seen:
-                seen.add(t["id"])
-                traces.append(t)
+    state.start_indexing_and_wait()
+    traces = state.library().stubs(state.scope())
     if not traces:
         st.info("Nothing is open yet.", icon=":material/info:")
         nav.link("open", "Open traces", icon=":material/folder_open:")
         return
-    requests = ChainMap(*(c.requests for c in cols))
     pt = md.per_trace(traces)
-    pm = md.per_model(traces, requests)
+    pm = md.per_model(traces)
     outcomes = md.outcomes(traces)
     priced = pt["cost"].notna()
     m = st.columns(5)

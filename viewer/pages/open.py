@@ -1,18 +1,29 @@
-"""Open: upload files, a folder or a zip; pick bundled samples; see each input's problems;
-choose the trace to read from the runs table."""
+"""Open: upload files, a folder or a zip; pick bundled samples; search and page through the
+runs this server shows (read from its library); see each input's problems."""
 from __future__ import annotations
+
+import os
+import time
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
 
 from parsers import registry
 from viewer.analysis import metrics, runs
+from viewer.library.ingest import model_key
+from viewer.library.library import RunsQuery, Scope
 from viewer.pages import nav, state, tables
 from viewer.render import fmt
+from viewer.render import html as render
 
 MAX_PROBLEM_PANELS = 30
-NEW_UPLOAD = "tv_new_upload"  # session key: the collection keys of the latest upload
+MAX_INPUT_ROWS = 200  # inputs listed; those with problems first
+PAGE_SIZE = 50
+MAX_TASK_ROWS = 5000  # runs read for the one-row-per-task view
 MISSING = "—"  # what a grid shows for a value a trace does not have
+SEARCH_HITS = 50
+NEW_UPLOAD = "tv_new_upload"  # session key: the upload keys of the latest upload
 
 
 def page() -> None:
@@ -21,27 +32,46 @@ def page() -> None:
                "drop files, a folder or a zip. Everything stays on this server.")
     _uploads()
     _samples()
-    cols = ordered(state.loaded())
-    _runs(cols)
-    _inputs(cols)
-
-
-def ordered(cols: list) -> list:
-    """Uploads first, the newest first, then what the server was started with and samples."""
-    ups = [c for c in cols if c.origin == "upload"]
-    return ups[::-1] + [c for c in cols if c.origin != "upload"]
-
-
-def source_label(col, new=()) -> str:
-    """How a collection is named in the tables: uploads say so, the latest one is marked."""
-    if col.origin != "upload":
-        return col.label
-    return ("★ new upload: " if col.key in new else "upload: ") + col.label
+    job = state.start_indexing_and_wait()
+    _progress(job)
+    scope = state.scope()
+    _runs(scope)
+    _inputs(scope)
 
 
 def target(trace: dict) -> str:
     """The page a trace opens on: its scorecard when it is only a scorecard, else its timeline."""
     return "metrics" if metrics.is_scorecard(trace) else "timeline"
+
+
+def run_target(row: dict) -> str:
+    """The page a runs-table row opens on: `target` of the run, read from its row."""
+    return "metrics" if not row.get("messages") and row.get("score") is not None else "timeline"
+
+
+# -- indexing progress --------------------------------------------------------------------
+def _progress(job) -> None:
+    """While the server's paths are being indexed: how far it is, the page following along."""
+    if job is None:
+        return
+    if job.error:
+        st.error(f"Indexing stopped: {fmt.md_text(job.error, 300)}", icon=":material/error:")
+        return
+    if job.progress.done:
+        return
+
+    @st.fragment(run_every=1.5)
+    def follow():
+        p = job.progress
+        if p.done:
+            st.rerun(scope="app")
+        frac = (p.cooked / p.to_cook) if p.to_cook else 0.0
+        st.progress(min(frac, 1.0), text=f"Indexing: {p.line()}")
+        seen = st.session_state.get("tv_index_seen")
+        st.session_state["tv_index_seen"] = p.runs
+        if seen is not None and seen != p.runs:  # new runs in the library: show them
+            st.rerun(scope="app")
+    follow()
 
 
 # -- adding inputs ---------------------------------------------------------------------
@@ -51,77 +81,57 @@ def _uploads() -> None:
         files = st.file_uploader("Files or zip archives", accept_multiple_files=True, key="tv_up_files")
     with right:
         folder = st.file_uploader("A folder", accept_multiple_files="directory", key="tv_up_folder")
-    seen = st.session_state.setdefault("tv_upload_keys", {})  # file ids -> collection key
-    batches = [[f] for f in files or []]  # each file alone: the same file is never cooked twice
+    seen = st.session_state.setdefault("tv_upload_keys", {})  # file ids -> upload key
+    batches = [[f] for f in files or []]  # each file alone: the same file is never indexed twice
     if folder:
         batches.append(list(folder))  # a folder together: its files may refer to each other
     new = []
     for batch in batches:
         ids = tuple(sorted(f.file_id for f in batch))
         if ids in seen:
-            # Cooked already: held, or let go by the server to bound its memory. A let-go upload
-            # is never cooked again behind the user's back (the uploader still holds its files);
-            # the page says so below and offers to read it again.
             continue
         with st.spinner(f"Reading {len(batch)} file{'s' * (len(batch) != 1)}…"):
-            col = state.add_upload([(f.name, f.getvalue()) for f in batch])
-        seen[ids] = col.key
-        new.append(col)
+            up = state.add_upload([(f.name, f.getvalue()) for f in batch])
+        seen[ids] = up.key
+        new.append(up)
     if new:
         _open_upload(new)
-    _let_go(seen, batches)
 
 
 def _open_upload(new: list) -> None:
-    """After an upload: its one trace opens; several are listed in the runs table, filtered
-    to this upload."""
-    st.session_state[NEW_UPLOAD] = [c.key for c in new]
-    traces = [t for c in new for t in c.doc["traces"]]
+    """After an upload: its one run opens; several are listed in the runs table, kept to this
+    upload."""
+    traces = [t for up in new for t in up.traces]
+    st.session_state[NEW_UPLOAD] = [up.key for up in new]
     if len(traces) == 1:
-        nav.go(target(traces[0]), trace=traces[0]["id"])
+        found = state.find_trace(traces[0])
+        if found is not None:
+            nav.go(target(found[1]), trace=traces[0])
     if traces:
-        st.session_state["tv_runs_source"] = [source_label(c, {c.key}) for c in new if c.doc["traces"]]
-        for key in ("tv_runs_text", "tv_runs_fmt", "tv_runs_outcome", "tv_runs_model"):
+        st.session_state["tv_runs_source"] = [upload_label(up) for up in new if up.traces]
+        for key in ("tv_runs_text", "tv_runs_search", "tv_runs_fmt", "tv_runs_outcome", "tv_runs_model"):
             st.session_state.pop(key, None)
 
 
-def _let_go(seen: dict, batches: list) -> None:
-    gone = state.let_go()
-    if not gone:
-        return
-    names = ", ".join(fmt.md_text(label, 60) for label in gone.values())
-    st.info(f"Let go to bound the server's memory: {names}. The oldest uploads are let go when "
-            "newer ones need the room; read one again to reopen it.", icon=":material/memory:")
-    by_key = {key: ids for ids, key in seen.items()}
-    current = {tuple(sorted(f.file_id for f in b)): b for b in batches}
-    with st.container(horizontal=True):
-        for key, label in gone.items():
-            ids = by_key.get(key)
-            batch = current.get(ids) if ids else None
-            if batch is None:  # no longer in the uploader: nothing to read again
-                continue
-            if st.button(f"Read {fmt.md_text(label, 60)} again", key=f"tv_reread_{key}", icon=":material/refresh:"):
-                with st.spinner(f"Reading {len(batch)} file{'s' * (len(batch) != 1)}…"):
-                    col = state.add_upload([(f.name, f.getvalue()) for f in batch])
-                seen[ids] = col.key
-                if col.key != key:
-                    state.forget_let_go(key)
-                st.rerun()
+def upload_label(up) -> str:
+    """How an upload is named in the tables; the latest one is marked."""
+    new = up.key in (st.session_state.get(NEW_UPLOAD) or ())
+    return ("★ new upload: " if new else "upload: ") + up.label
 
 
 def _samples() -> None:
     dirs = state.sample_dirs()
-    if not dirs:
+    if not dirs or not state.START_PATHS:
         return
-    loaded_keys = {c.label for c in state.loaded()}
-    missing = [p for p in dirs if state.sample_label(p) not in loaded_keys]
+    opened = set(st.session_state.get("tv_samples") or ())
+    missing = [p for p in dirs if str(p) not in opened]
     if not missing:
         return
-    with st.expander("Bundled samples", expanded=not state.loaded()):
+    with st.expander("Bundled samples"):
         cols = st.columns(min(4, len(missing)))
         for i, p in enumerate(missing):
             if cols[i % len(cols)].button(f"Open {p.name}", key=f"tv_sample_{p.name}", icon=":material/add:"):
-                state.add_loaded(state.load_sample(p))
+                state.open_sample(p)
                 st.rerun()
 
 
@@ -129,149 +139,180 @@ def _samples() -> None:
 RUN_COLUMNS = ["title", "task", "format", "model", "messages", "requests", "tokens", "cost", "outcome",
                "duration", "errors", "problems", "source"]
 RUN_LABELS = {c: c.capitalize() for c in RUN_COLUMNS} | {"source": "Opened as"}
+SORT_LABELS = {"file": "File order", "started": "Start time", "title": "Title", "task": "Task", "format": "Format",
+               "model": "Model", "outcome": "Outcome", "score": "Score", "cost": "Cost", "tokens": "Tokens",
+               "requests": "Requests", "messages": "Messages", "duration": "Duration", "errors": "Errors",
+               "problems": "Problems"}
 
 
-def model_key(name: str) -> str:
-    """One key for spellings of one model ("GPT-4", "gpt-4")."""
-    return " ".join(str(name).split()).casefold()
+def sources(scope: Scope) -> dict[str, str]:
+    """The parts of this session's scope by the label the runs table shows them under: uploads
+    (newest first), the paths the server was given, samples opened (label -> path)."""
+    out = {upload_label(up): up.folder for up in reversed(state.my_uploads())}
+    samples = {str(p) for p in state.sample_dirs()}
+    for p in scope.paths:
+        if p not in out.values():
+            out[f"sample: {os.path.basename(p)}" if p in samples else p] = p
+    return out
 
 
-def runs_frame(cols, new=()) -> pd.DataFrame:
-    """One row per run: what the runs table shows (text ready to read: durations in hours
-    and minutes, no "None"), with `id`, `page` (where it opens) and `models` (model keys) beside;
-    `score` (the headline score) and a "score: NAME" column per scorer met (`runs.scorer_names`)."""
-    scores = {t["id"]: runs.scores_of(t) for c in cols for t in c.doc["traces"]}
-    scorers = runs.scorer_names(scores.values())
-    rows = []
-    for c in cols:
-        label = source_label(c, new)
-        for t, depth in grouped(c.doc["traces"]):
-            tot = t.get("totals") or {}
-            models = t.get("models") or []
-            title = t.get("title") or t["id"]
-            rows.append({
-                "id": t["id"], "page": target(t), "models": tuple(model_key(m) for m in models),
-                "title": " " * (depth - 1) + "↳ " + title if depth else title,
-                "task": t.get("task"), "format": t.get("format"),
-                "model": ", ".join(models) or None,
-                "messages": tot.get("messages"), "requests": tot.get("requests"),
-                "tokens": fmt.total_tokens(tot), "cost": tot.get("cost"),
-                "outcome": t.get("outcome"),
-                "duration": fmt.duration(t["duration_ms"]) if t.get("duration_ms") is not None else None,
-                "errors": tot.get("errors"), "problems": len(t.get("problems") or []), "source": label,
-            })
-            mine = scores[t["id"]]
-            rows[-1]["score"] = runs.headline(mine)
-            rows[-1].update({runs.SCORE_PREFIX + k: mine.get(k) for k in scorers})
-    score_columns = [runs.SCORE_PREFIX + k for k in scorers] if len(scorers) > 1 else []
-    df = pd.DataFrame(rows, columns=["id", "page", "models", *RUN_COLUMNS, "score", *score_columns])
+def source_of(path: str, labels: dict[str, str]) -> str:
+    """The label of the scope part holding `path`."""
+    for label, root in labels.items():
+        if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
+            return label
+    return path
+
+
+def runs_frame(rows: list[dict], labels: dict[str, str], scorers: list[str]) -> pd.DataFrame:
+    """Library run rows as the runs table shows them (text ready to read), with `id`, `page`
+    (where it opens), `score` and a "score: NAME" column per scorer given."""
+    out = []
+    for r in rows:
+        title = r["title"] or r["id"]
+        out.append({
+            "id": r["id"], "page": run_target(r),
+            "title": "↳ " + title if r.get("parent") else title,
+            "task": r["task"], "format": r["format"], "model": r["models"],
+            "messages": r["messages"], "requests": r["requests"], "tokens": r["tokens"], "cost": r["cost"],
+            "outcome": r["outcome"],
+            "duration": fmt.duration(r["duration_ms"]) if r.get("duration_ms") is not None else None,
+            "errors": r["errors"], "problems": r["problems"], "source": source_of(r["path"], labels),
+            "score": r["score"], **{runs.SCORE_PREFIX + k: (r["scores"] or {}).get(k) for k in scorers}})
+    score_columns = [runs.SCORE_PREFIX + k for k in scorers]
+    df = pd.DataFrame(out, columns=["id", "page", *RUN_COLUMNS, "score", *score_columns])
     for k in ("score", *score_columns):
         df[k] = pd.to_numeric(df[k], errors="coerce")
     return df
 
 
-def grouped(traces: list[dict]):
-    """(trace, depth) in document order, each run's sub-agent runs (its `children`, and
-    theirs) right after it; a trace whose parent is not in the list stands on its own."""
-    by_id = {t["id"]: t for t in traces}
-    placed: set = set()
-
-    def walk(t, depth):
-        stack = [(t, depth)]
-        while stack:
-            t, depth = stack.pop()
-            if t["id"] in placed:
-                continue
-            placed.add(t["id"])
-            yield t, depth
-            kids = [by_id[c["trace"]] for c in t.get("children") or () if c.get("trace") in by_id]
-            stack.extend((k, depth + 1) for k in reversed(kids))
-
-    for t in traces:
-        if (t.get("parent") or {}).get("trace") not in by_id:
-            yield from walk(t, 0)
-    for t in traces:  # a cycle of parents (never expected): still listed
-        yield from walk(t, 0)
+def model_options(models: list[str]) -> list[str]:
+    """Each model once, however it is spelled (the first spelling met, in order)."""
+    seen: dict[str, str] = {}
+    for names in models:
+        for name in str(names).split(", "):
+            seen.setdefault(model_key(name), name)
+    return sorted(seen.values())
 
 
-def filter_runs(df: pd.DataFrame, text: str = "", formats=(), outcomes=(), models=(), sources=()) -> pd.DataFrame:
-    view = df
-    if text:
-        hay = (df["title"].fillna("") + " " + df["task"].fillna("") + " " + df["model"].fillna("") + " "
-               + df["source"].fillna("")).str.lower()
-        view = view[hay.str.contains(text.lower(), regex=False)]
-    if formats:
-        view = view[view["format"].isin(formats)]
-    if outcomes:
-        view = view[view["outcome"].isin(outcomes)]
-    if models:
-        keys = {model_key(m) for m in models}
-        view = view[[bool(keys.intersection(k)) for k in view["models"]]]
-    if sources:
-        view = view[view["source"].isin(sources)]
-    return view
+def runs_title(shown: int, total: int, capped: bool = False) -> str:
+    if shown == total and not capped:
+        return f"Runs · {total:,}"
+    return f"Runs · {shown:,}{'+' if capped else ''} of {total:,}"
 
 
-def model_options(df: pd.DataFrame) -> list[str]:
-    """Each model once, however it is spelled: the spelling most runs use."""
-    spellings: dict[str, dict[str, int]] = {}
-    for names in df["model"].dropna():
-        for name in names.split(", "):
-            counts = spellings.setdefault(model_key(name), {})
-            counts[name] = counts.get(name, 0) + 1
-    return sorted(max(c, key=lambda n: (c[n], n)) for c in spellings.values())
-
-
-def runs_title(shown: int, total: int) -> str:
-    return f"Runs · {total}" if shown == total else f"Runs · {shown} of {total}"
-
-
-def _runs(cols) -> None:
-    df = runs_frame(cols, st.session_state.get(NEW_UPLOAD) or ())
-    current = state.current_trace_id()
-    if df.empty:
-        st.info("Nothing is open yet: upload a trace or open a bundled sample.")
+def _runs(scope: Scope) -> None:
+    lib = state.library()
+    total = lib.count(scope)
+    if total == 0:
+        job = state.start_indexing()
+        if job is None or job.progress.done:
+            st.info("Nothing is open yet: upload a trace or open a bundled sample.")
         return
-    if len(df) == 1:
-        row = df.iloc[0]
+    labels = sources(scope)
+    if total == 1:
+        row = lib.runs(RunsQuery(limit=1), scope).rows[0]
         st.subheader("Trace")
-        nav.link(row["page"], f"Read {fmt.md_text(row['title'], 120)}", trace=row["id"], icon=":material/forum:")
+        nav.link(run_target(row), f"Read {fmt.md_text(row['title'], 120)}", trace=row["id"], icon=":material/forum:")
         return
     runs_area = st.container()
     with st.container():  # below the runs table, but chosen first: a log keeps the table to its runs
-        df = _eval_logs(cols, df)
+        group = _eval_logs(scope)
     with runs_area:
-        _runs_table(df, current)
+        _runs_table(scope, labels, total, group)
 
 
-def _runs_table(df: pd.DataFrame, current: str | None) -> None:
+def _runs_table(scope: Scope, labels: dict[str, str], total: int, group) -> None:
+    lib = state.library()
     heading = st.empty()
+    text = st.text_input("Search", placeholder='words, "a phrase", snake_case or dotted.names, prefix*',
+                         key="tv_runs_search", icon=":material/search:",
+                         help="Searches everything the runs said and did: messages, thinking, tool calls and "
+                              "their results. Every word must be in one message; quote a phrase; end a word "
+                              "with * for its prefix.")
     f1, f2, f3, f4, f5 = st.columns([3, 2, 2, 2, 3])
-    text = f1.text_input("Filter", placeholder="title, task, model, source…", key="tv_runs_text")
-    formats = f2.multiselect("Format", sorted(df["format"].dropna().unique()), key="tv_runs_fmt", placeholder="all")
-    models = f3.multiselect("Model", model_options(df), key="tv_runs_model", placeholder="all")
-    outcomes = f4.multiselect("Outcome", sorted(df["outcome"].dropna().unique()), key="tv_runs_outcome",
-                              placeholder="all")
-    sources = list(dict.fromkeys(df["source"]))
-    if any(s not in sources for s in st.session_state.get("tv_runs_source") or ()):
-        st.session_state["tv_runs_source"] = [s for s in st.session_state["tv_runs_source"] if s in sources]
-    chosen = f5.multiselect("Opened as", sources, key="tv_runs_source", placeholder="all")
-    view = filter_runs(df, text, formats, outcomes, models, chosen)
+    contains = f1.text_input("Filter", placeholder="title, task, model, file…", key="tv_runs_text")
+    formats = f2.multiselect("Format", lib.values("format", scope), key="tv_runs_fmt", placeholder="all")
+    models = f3.multiselect("Model", model_options(lib.values("models", scope)), key="tv_runs_model",
+                            placeholder="all")
+    outcomes = f4.multiselect("Outcome", lib.values("outcome", scope), key="tv_runs_outcome", placeholder="all")
+    if any(s not in labels for s in st.session_state.get("tv_runs_source") or ()):
+        st.session_state["tv_runs_source"] = [s for s in st.session_state["tv_runs_source"] if s in labels]
+    chosen = f5.multiselect("Opened as", list(labels), key="tv_runs_source", placeholder="all")
+    if chosen:
+        scope = Scope(paths=tuple(labels[c] for c in chosen))
+    q = RunsQuery(contains=contains, formats=tuple(formats), models=tuple(model_key(m) for m in models),
+                  outcomes=tuple(outcomes), groups=(group,) if group is not None else ())
     with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
-        view = _score_filter(view)
-        by_task = runs.has_task_pairs(view) and st.toggle(
-            "One row per task", key="tv_runs_by_task",
-            help="each model's outcome and score on the task side by side; select a task to compare two of its runs")
-    heading.subheader(runs_title(len(view), len(df)))
-    if by_task:
-        _by_task(view)
+        _more_filters(q, scope)
+        by_task = st.toggle("One row per task", key="tv_runs_by_task",
+                            help="each model's outcome and score on the task side by side; select a task to "
+                                 "compare two of its runs")
+    if text.strip():
+        _search_results(text, q, scope, labels, heading)
         return
-    st.caption("Select a row to read it (a benchmark record opens on its scorecard). Click a column header "
-               "to sort; widen a column to read more of it.")
-    scored = [c for c in view.columns if c == "score" or c.startswith(runs.SCORE_PREFIX)]
-    scored = [c for c in scored if view[c].notna().any()]
+    if by_task:
+        q.limit = MAX_TASK_ROWS
+        found = lib.runs(q, scope)
+        heading.subheader(runs_title(found.total, total, found.capped))
+        _by_task(runs_frame(found.rows, labels, []))
+        return
+    _facet_line(lib.facets(q, scope))
+    s1, s2, s3 = st.columns([2, 1, 5], vertical_alignment="bottom")
+    q.sort = s1.selectbox("Sort by", list(SORT_LABELS), format_func=SORT_LABELS.get, key="tv_runs_sort")
+    q.descending = s2.toggle("Descending", key="tv_runs_desc")
+    matching = lib.count_runs(q, scope)
+    pages = max(1, -(-matching // PAGE_SIZE))
+    with s3:
+        at = st.pagination(pages, key="tv_runs_page") if pages > 1 else 1
+    q.limit, q.offset = PAGE_SIZE, (min(at, pages) - 1) * PAGE_SIZE
+    found = lib.runs(q, scope)
+    heading.subheader(runs_title(found.total, total, found.capped))
+    scorers = runs.scorer_names(r["scores"] for r in found.rows)
+    _table(runs_frame(found.rows, labels, scorers if len(scorers) > 1 else []))
+
+
+def _facet_line(facets: dict) -> None:
+    """Counts per outcome, format and model of the runs the filters keep."""
+    parts = []
+    for name in ("outcome", "format", "model"):
+        values = facets.get(name) or []
+        if values:
+            shown = ", ".join(f"{fmt.md_text(v, 40)} {n:,}" for v, n in values[:6])
+            more = f", {len(values) - 6} more" if len(values) > 6 else ""
+            parts.append(f"**{name.capitalize()}**: {shown}{more}")
+    if parts:
+        st.caption(" · ".join(parts))
+
+
+def _more_filters(q: RunsQuery, scope: Scope) -> None:
+    """Score, cost, date and task filters, in a popover; set on `q`."""
+    with st.popover("More filters", icon=":material/filter_list:"):
+        q.min_score = _number(st.text_input("Score at least", key="tv_runs_min_score", placeholder="e.g. 0.5"))
+        q.max_score = _number(st.text_input("Score at most", key="tv_runs_max_score", placeholder="e.g. 1"))
+        q.max_cost = _number(st.text_input("Cost at most (USD)", key="tv_runs_max_cost", placeholder="e.g. 0.25"))
+        dates = st.date_input("Started between", value=(), key="tv_runs_dates")
+        q.tasks = tuple(st.multiselect("Task", state.library().values("task", scope), key="tv_runs_task",
+                                       placeholder="all"))
+    if isinstance(dates, (tuple, list)) and len(dates) == 2:
+        q.since = dates[0].isoformat()
+        q.until = (pd.Timestamp(dates[1]) + pd.Timedelta(days=1)).date().isoformat()
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text) if text and text.strip() else None
+    except ValueError:
+        return None
+
+
+def _table(df: pd.DataFrame) -> None:
+    st.caption("Select a row to read it (a benchmark record opens on its scorecard). “Sort by” sorts every "
+               "matching run; a column header sorts this page.")
+    scored = [c for c in df.columns if c == "score" or c.startswith(runs.SCORE_PREFIX)]
+    scored = [c for c in scored if df[c].notna().any()]
     columns = RUN_COLUMNS[:RUN_COLUMNS.index("outcome") + 1] + scored + RUN_COLUMNS[RUN_COLUMNS.index("outcome") + 1:]
-    shown = fmt.visible_frame(view[["id", *columns]])
+    shown = fmt.visible_frame(df[["id", *columns]])
     config = tables.config(shown[columns], {
         **{c: st.column_config.NumberColumn(c.capitalize(), format="%.3g", width="small") for c in scored},
         "messages": st.column_config.NumberColumn("Messages", width="small"),
@@ -287,19 +328,41 @@ def _runs_table(df: pd.DataFrame, current: str | None) -> None:
                          placeholder=MISSING, column_order=columns, column_config=config)
     rows = event.selection.rows if event is not None else []
     if rows:
-        row = view.iloc[rows[0]]
+        row = df.iloc[rows[0]]
         nav.go(row["page"], trace=row["id"])
+    current = state.current_trace_id()
     if current and current in set(df["id"]):
         nav.link(df.loc[df["id"] == current, "page"].iloc[0], "Back to the trace being read", trace=current,
                  icon=":material/forum:")
 
 
-def _eval_logs(cols, df: pd.DataFrame) -> pd.DataFrame:
-    """The evaluation logs opened (task, model, status, metrics); choosing one keeps the runs
-    table to its runs."""
-    logs = runs.eval_logs([g for c in cols for g in c.doc.get("groups") or ()])
+def _search_results(text: str, q: RunsQuery, scope: Scope, labels: dict[str, str], heading) -> None:
+    """The runs matching a search, best first, each with the item that matched and a link to it."""
+    t0 = time.perf_counter()
+    hits = state.library().search(text, scope, limit=SEARCH_HITS, query=q)
+    took = time.perf_counter() - t0
+    heading.subheader(f"Runs matching · {len(hits)}{'+' if len(hits) >= SEARCH_HITS else ''}")
+    if not hits:
+        st.info("No run says that. Every word must be in one message; try fewer words, or a prefix*.",
+                icon=":material/search_off:")
+        return
+    st.caption(f"Best matches first ({took * 1000:.0f} ms). A title opens its run at the matching message.")
+    blocks = []
+    for h in hits:
+        r = h.run
+        href = f"{run_target(r)}?" + urlencode({"trace": r["id"], "msg": h.n})
+        where = " · ".join(x for x in (f"message {h.n}", r["format"], r["models"], r["outcome"],
+                                       source_of(r["path"], labels)) if x)
+        blocks.append((r["title"] or r["id"], href, where, h.snippet))
+    st.html(state.themed(render.render_hits(blocks)))
+
+
+def _eval_logs(scope: Scope):
+    """The evaluation logs shown (task, model, status, metrics); choosing one keeps the runs
+    table to its runs. Returns the chosen log's id, or None."""
+    logs = runs.eval_logs(state.library().groups(scope)).drop_duplicates("id")
     if logs.empty:
-        return df
+        return None
     st.subheader(f"Evaluation logs · {len(logs)}")
     columns = ["task", "model", "status", "runs", "metrics", "created"]
     event = st.dataframe(fmt.visible_frame(logs[columns]), key="tv_eval_logs", hide_index=True, on_select="rerun",
@@ -307,28 +370,11 @@ def _eval_logs(cols, df: pd.DataFrame) -> pd.DataFrame:
                          column_config=tables.config(logs[columns], {}))
     rows = event.selection.rows if event is not None else []
     if not rows:
-        return df
+        return None
     log = logs.iloc[rows[0]]
     st.caption(f"The runs table shows the runs of the {fmt.md_text(str(log['task']), 80)} log of "
                f"{fmt.md_text(str(log['model']), 80)} (clear the selection to see every run).")
-    return df[df["id"].isin(set(log["sides"]))]
-
-
-def _score_filter(view: pd.DataFrame) -> pd.DataFrame:
-    """Runs whose score (the headline, or one scorer's) lies in a chosen range."""
-    scored = [c for c in view.columns if (c == "score" or c.startswith(runs.SCORE_PREFIX)) and view[c].notna().any()]
-    if not scored:
-        return view
-    with st.popover("Scores", icon=":material/grading:"):
-        which = st.selectbox("Filter by", scored, index=None, key="tv_runs_scorer", placeholder="no score filter")
-        if which is None:
-            return view
-        lo, hi = float(view[which].min()), float(view[which].max())
-        if lo == hi:
-            st.caption(f"Every scored run has {lo:g}.")
-            return view[view[which].notna()]
-        pick = st.slider("Between", lo, hi, (lo, hi), key=f"tv_runs_range:{which}")
-    return view[view[which].between(*pick)]
+    return log["id"]
 
 
 def _by_task(view: pd.DataFrame) -> None:
@@ -349,43 +395,44 @@ def _by_task(view: pd.DataFrame) -> None:
 
 
 # -- inputs and their problems ------------------------------------------------------------
-def inputs_frame(cols, new=()) -> pd.DataFrame:
-    rows = []
-    for c in cols:
-        for inp in c.inputs:
-            rows.append({"input": inp["name"], "traces": len(inp.get("traces") or []),
-                         "problems": len(c.input_problems(inp)),
-                         "format": inp.get("format") or inp.get("note") or "not read",
-                         "size": fmt.size(inp.get("size")), "opened as": source_label(c, new)})
+def inputs_frame(inputs: list[dict], labels: dict[str, str]) -> pd.DataFrame:
+    rows = [{"input": inp["name"], "traces": inp["runs"], "problems": len(inp["problems"]),
+             "format": inp.get("format") or inp.get("note") or "not read",
+             "size": fmt.size(inp.get("size")), "opened as": source_of(inp["path"], labels)} for inp in inputs]
     return pd.DataFrame(rows, columns=["input", "traces", "problems", "format", "size", "opened as"])
 
 
-def _inputs(cols) -> None:
-    new = st.session_state.get(NEW_UPLOAD) or ()
-    df = inputs_frame(cols, new)
-    if df.empty:
+def _inputs(scope: Scope) -> None:
+    inputs = state.library().inputs(scope)
+    if not inputs:
         return
-    st.subheader(f"Inputs · {len(df)}")
-    with st.container(horizontal=True):
-        for c in cols:
-            if st.button(fmt.md_text(source_label(c, new), 60), key=f"tv_close_{c.key}", icon=":material/close:",
-                         help="close: remove from this list (links to its traces keep working)"):
-                state.remove_loaded(c.key)
-                st.rerun()
-    shown = fmt.visible_frame(df)
+    labels = sources(scope)
+    inputs.sort(key=lambda i: not i["problems"])  # what this list is read for comes first
+    st.subheader(f"Inputs · {len(inputs):,}")
+    ups = state.my_uploads()
+    if ups:
+        with st.container(horizontal=True):
+            for up in ups:
+                if st.button(fmt.md_text(upload_label(up), 60), key=f"tv_remove_{up.key}", icon=":material/delete:",
+                             help="remove this upload from the library"):
+                    state.remove_upload(up.key)
+                    st.rerun()
+    if len(inputs) > MAX_INPUT_ROWS:
+        st.caption(f"The first {MAX_INPUT_ROWS:,} inputs, those with problems first.")
+    shown = fmt.visible_frame(inputs_frame(inputs[:MAX_INPUT_ROWS], labels))
     st.dataframe(shown, hide_index=True, placeholder=MISSING, column_config=tables.config(shown))
-    bad = [(c, inp, c.input_problems(inp)) for c in cols for inp in c.inputs]
-    bad = [b for b in bad if b[2]]
-    for c, inp, probs in bad[:MAX_PROBLEM_PANELS]:
+    bad = [inp for inp in inputs if inp["problems"]]
+    for inp in bad[:MAX_PROBLEM_PANELS]:
+        probs = inp["problems"]
         title = (f"{fmt.md_text(inp['name'], 120)} · {len(probs)} problem{'s' * (len(probs) != 1)}"
-                 + (" · nothing loaded" if not inp.get("traces") else ""))
+                 + (" · nothing loaded" if not inp["runs"] else ""))
         with st.expander(title, icon=":material/warning:"):
             _problems_table(probs)
     if len(bad) > MAX_PROBLEM_PANELS:
-        rest = [p for _, _, probs in bad[MAX_PROBLEM_PANELS:] for p in probs]
+        rest = [p for inp in bad[MAX_PROBLEM_PANELS:] for p in inp["problems"]]
         with st.expander(f"{len(bad) - MAX_PROBLEM_PANELS} more inputs with problems", icon=":material/warning:"):
             _problems_table(rest)
-    if any(p["message"].startswith(registry.UNSUPPORTED) for _, _, probs in bad for p in probs):
+    if any(p["message"].startswith(registry.UNSUPPORTED) for inp in bad for p in inp["problems"]):
         with st.expander("Formats traceview reads", icon=":material/help:"):
             st.dataframe(supported_frame(), hide_index=True, column_config=tables.config(supported_frame()))
 

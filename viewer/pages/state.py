@@ -1,33 +1,60 @@
-"""Session and URL state shared by the pages.
+"""Session and URL state shared by the pages, over the server's library.
 
-The server holds one `Store` (cooked collections, found by trace id). Each browser session
-has its own list of what it opened (`tv_loaded`: collection keys) and the trace it reads.
-The URL carries `trace` (and `msg` on the timeline); nothing in it is ever a file path.
+The server holds one `Store` (its library, and the runs opened from it). What a browser
+session sees is a `Scope` of the library: the paths the server was given (else the bundled
+samples; everything with `serve --library L` and no path), the samples it opened, and its own
+uploads. The given paths are indexed in the background when the server starts; pages wait a
+moment for that, then show what is indexed so far with the progress. The URL carries `trace`
+(and `msg` on the timeline); nothing in it is ever a file path.
 """
 from __future__ import annotations
 
 import importlib.resources
 import os
+import threading
 from pathlib import Path
 
 import streamlit as st
 
+from viewer.library import ingest
+from viewer.library.library import Library, Scope
+from viewer.library.store import Collection, Store, Upload
 from viewer.pages import nav
-from viewer.library.store import Collection, Store
 
 # Files and folders given to `traceview serve` (set by the entry script on every run).
 START_PATHS: list[str] = []
 # Set to "1" by `traceview serve --private-uploads`: an upload opens only in its own session.
 PRIVATE_ENV = "TRACEVIEW_PRIVATE_UPLOADS"
+# Set to "1" by `traceview serve --library L` without paths: the server shows the whole library.
+WHOLE_LIBRARY_ENV = "TRACEVIEW_WHOLE_LIBRARY"
+# Set by `traceview serve --jobs N`.
+JOBS_ENV = "TRACEVIEW_JOBS"
+# How long a page waits for the start-up indexing before showing what is there so far.
+INDEX_WAIT_S = 5.0
 
 
 def private_uploads() -> bool:
     return os.environ.get(PRIVATE_ENV, "").strip() == "1"
 
 
+def jobs() -> int:
+    """Processes indexing the given paths (`serve --jobs N`)."""
+    value = os.environ.get(JOBS_ENV, "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else 1
+
+
+def whole_library() -> bool:
+    return os.environ.get(WHOLE_LIBRARY_ENV, "").strip() == "1" and not START_PATHS
+
+
+@st.cache_resource(show_spinner=False)
+def library() -> Library:
+    return Library()
+
+
 @st.cache_resource(show_spinner=False)
 def store() -> Store:
-    return Store(private_uploads=private_uploads())
+    return Store(library(), private_uploads=private_uploads())
 
 
 def _lookup_store() -> Store:
@@ -35,6 +62,50 @@ def _lookup_store() -> Store:
     s = store()
     s.private_uploads = private_uploads()
     return s
+
+
+class Indexing:
+    """The start-up indexing of some paths, in a thread: its progress, and its error if any."""
+
+    def __init__(self, paths: tuple[str, ...], origin: str):
+        self.paths = paths
+        self.progress = ingest.Progress()
+        self.error: str | None = None
+        self.thread = threading.Thread(target=self._run, args=(origin,), name="traceview-index", daemon=True)
+        self.thread.start()
+
+    def _run(self, origin: str) -> None:
+        try:
+            library().index(list(self.paths), origin=origin, progress=self.progress, jobs=jobs())
+        except Exception as e:  # noqa: BLE001 - shown on the Open page, never lost
+            self.error = f"{type(e).__name__}: {e}"
+            self.progress.finished = self.progress.finished or 0.0
+
+    def wait(self, seconds: float) -> bool:
+        self.thread.join(seconds)
+        return not self.thread.is_alive()
+
+
+@st.cache_resource(show_spinner=False)
+def indexing(paths: tuple[str, ...], origin: str) -> Indexing:
+    """The indexing of `paths` started by this server (once per set of paths)."""
+    return Indexing(paths, origin)
+
+
+def start_paths() -> tuple[tuple[str, ...], str]:
+    """What the server was started with: its paths, else the bundled samples."""
+    if START_PATHS:
+        return tuple(os.path.realpath(p) for p in START_PATHS), "path"
+    return tuple(str(p) for p in sample_dirs()), "sample"
+
+
+def start_indexing() -> Indexing | None:
+    """Index what the server was started with (in the background; once). None when the
+    server shows its whole library as it is."""
+    if whole_library():
+        return None
+    paths, origin = start_paths()
+    return indexing(paths, origin) if paths else None
 
 
 def session_id() -> str | None:
@@ -45,24 +116,47 @@ def session_id() -> str | None:
     return ctx.session_id if ctx is not None else None
 
 
-def add_upload(files: list[tuple[str, bytes]]) -> Collection:
-    """Cook an upload for this session and remember its label, so the page can say when the
-    server has let it go."""
-    col = store().add_uploads(files, owner=session_id())
-    st.session_state.setdefault("tv_upload_labels", {})[col.key] = col.label
-    add_loaded(col)
-    return col
+def scope() -> Scope:
+    """What this session's lists show: the server's paths (or samples, or the whole library),
+    the samples it opened and its uploads."""
+    if whole_library():
+        return Scope(everything=True)
+    paths, _ = start_paths()
+    extra = tuple(st.session_state.get("tv_samples") or ()) + tuple(
+        u.folder for u in my_uploads())
+    return Scope(paths=tuple(dict.fromkeys(paths + extra)))
 
 
-def let_go() -> dict[str, str]:
-    """This session's uploads the server no longer holds (key -> label)."""
-    labels = st.session_state.get("tv_upload_labels") or {}
+def reachable() -> Scope:
+    """What a link may open: this session's scope, every sample, and every upload (only its
+    own when uploads are private)."""
+    if whole_library():
+        return Scope(everything=True)
+    s = _lookup_store()
+    return Scope(paths=tuple(dict.fromkeys(scope().paths + tuple(str(p) for p in sample_dirs())
+                                           + s.upload_scope(session_id()))))
+
+
+def add_upload(files: list[tuple[str, bytes]]) -> Upload:
+    """Index an upload for this session."""
+    up = store().add_uploads(files, owner=session_id())
+    keys = st.session_state.setdefault("tv_uploads", [])
+    if up.key not in keys:
+        keys.append(up.key)
+    return up
+
+
+def my_uploads() -> list[Upload]:
+    """This session's uploads still in the library, oldest first."""
     s = store()
-    return {k: v for k, v in labels.items() if s.get(k) is None}
+    return [s.uploads[k] for k in st.session_state.get("tv_uploads") or () if k in s.uploads]
 
 
-def forget_let_go(key: str) -> None:
-    (st.session_state.get("tv_upload_labels") or {}).pop(key, None)
+def remove_upload(key: str) -> None:
+    store().remove_upload(key)
+    keys = st.session_state.get("tv_uploads") or []
+    if key in keys:
+        keys.remove(key)
 
 
 def sample_dirs() -> list[Path]:
@@ -77,62 +171,28 @@ def sample_dirs() -> list[Path]:
                   if p.is_dir() and not p.name.startswith((".", "_")))
 
 
-def sample_label(p: Path) -> str:
-    return f"sample: {p.name}"
-
-
-def load_sample(p: Path) -> Collection:
-    return store().add_paths([p], origin="sample", label=sample_label(p))
-
-
-def start_collections() -> list[Collection]:
-    """What the server was started with, cooked once: the given paths, else every sample."""
-    if START_PATHS:
-        out = []
-        for p in START_PATHS:
-            out.append(store().add_paths([p], origin="path", label=str(p)))
-        return out
-    return [load_sample(p) for p in sample_dirs()]
-
-
-def loaded() -> list[Collection]:
-    """This session's collections, in the order they were opened."""
-    keys = st.session_state.get("tv_loaded")
-    if keys is None:
-        with st.spinner("Reading the traces this server was started with…"):
-            keys = [c.key for c in start_collections()]
-        st.session_state["tv_loaded"] = keys
-    s = _lookup_store()
-    me = session_id()
-    return [c for c in (s.get(k) for k in keys) if c is not None and s.visible(c, me)]
-
-
-def add_loaded(col: Collection) -> None:
-    keys = st.session_state.setdefault("tv_loaded", [])
-    if col.key not in keys:
-        keys.append(col.key)
-
-
-def remove_loaded(key: str) -> None:
-    keys = st.session_state.get("tv_loaded") or []
-    if key in keys:
-        keys.remove(key)
+def open_sample(p: Path) -> None:
+    """Index a bundled sample and show it in this session's lists."""
+    library().index([p], origin="sample")
+    opened = st.session_state.setdefault("tv_samples", [])
+    if str(p) not in opened:
+        opened.append(str(p))
 
 
 def find_trace(trace_id) -> tuple[Collection, dict] | None:
-    """A loaded trace by id. The start inputs are cooked first, so a link opened in a new
-    session (or after a restart) finds their traces."""
-    s = _lookup_store()
-    me = session_id()
-    found = s.find_trace(trace_id, me)
-    if found is None and trace_id:
-        loaded()
-        found = s.find_trace(trace_id, me)
-        if found is None and START_PATHS:  # samples are always openable too
-            for p in sample_dirs():
-                load_sample(p)
-            found = s.find_trace(trace_id, me)
-    return found
+    """A run by id, opened from the library, as this session may see it."""
+    if not trace_id:
+        return None
+    start_indexing_and_wait()
+    return _lookup_store().find_trace(trace_id, reachable())
+
+
+def start_indexing_and_wait() -> Indexing | None:
+    """Start (once) the indexing of what the server was given, and wait a moment for it."""
+    job = start_indexing()
+    if job is not None:
+        job.wait(INDEX_WAIT_S)
+    return job
 
 
 def current_trace_id() -> str | None:
@@ -143,7 +203,6 @@ def current_trace_id() -> str | None:
 
 def remember(trace_id: str, col: Collection) -> None:
     st.session_state["tv_trace"] = trace_id
-    add_loaded(col)
 
 
 def open_trace(title: str) -> tuple[str, Collection, dict] | None:
@@ -164,8 +223,8 @@ def open_trace(title: str) -> tuple[str, Collection, dict] | None:
 def _missing(title: str, tid) -> None:
     st.title(title)
     if tid:
-        st.warning("This trace is no longer loaded on the server (it may have been an upload from an "
-                   "earlier session, or the server restarted). Open it again to read it."
+        st.warning("This trace is not in what this server shows (it may have been an upload that was "
+                   "removed, or a file that changed or is gone). Open it again to read it."
                    + (" Uploads on this server open only in the browser session that uploaded them."
                       if private_uploads() else ""),
                    icon=":material/link_off:")

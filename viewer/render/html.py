@@ -675,6 +675,31 @@ def render_links(links: list[tuple[str, str, str, str]]) -> str:
     return _finish(f'<div class="tv-root"><div class="tv-run-links">{"".join(parts)}</div></div>')
 
 
+_PAGE_HREF_RE = re.compile(r"[a-z]+\?[A-Za-z0-9=&_.-]+\Z")
+
+
+def render_hits(hits: list[tuple[str, str, str, str]]) -> str:
+    """Search hits, one block each: (title, link to where it matched: a page path and query we
+    made, what and where it is, snippet with the matched words between \\x02 and \\x03)."""
+    parts = []
+    for title, href, where, snippet in hits:
+        text = _esc(_short(title, 200) or "(untitled)")
+        link = f'<a href="{_esc(href)}" target="_self">{text}</a>' if _PAGE_HREF_RE.match(href or "") else text
+        marked = []
+        for i, piece in enumerate(_marked_pieces(snippet)):
+            marked.append(f"<mark>{_esc(piece)}</mark>" if i % 2 else _esc(piece))
+        parts.append(f'<div class="tv-hit"><div class="tv-hit-title">{link} '
+                     f'<span class="tv-hit-where">{_esc(_short(where, 300))}</span></div>'
+                     f'<div class="tv-hit-snippet">{"".join(marked)}</div></div>')
+    return _finish(f'<div class="tv-root"><div class="tv-hits">{"".join(parts)}</div></div>')
+
+
+def _marked_pieces(snippet: str) -> list[str]:
+    """A snippet's text split at its marks: plain, marked, plain, ... (controls removed)."""
+    pieces = re.split("[\x02\x03]", str(snippet)[:2000])
+    return [_clean_text(p) for p in pieces]
+
+
 def _query_href(href) -> str | None:
     """A same-page query string ("?a=b") we made, else None: the only links our HTML holds."""
     if isinstance(href, str) and href.startswith("?") and not any(c in href for c in "\"<>'` "):

@@ -91,9 +91,18 @@ def test_a_second_index_of_unchanged_files_cooks_nothing(library, tmp_path, monk
     # A new time on the same bytes is not a change either (the digest says so).
     os.utime(tmp_path / "d" / "a.jsonl", ns=(time.time_ns(), time.time_ns() + 10**9))
     assert library.index([tmp_path / "d"]).to_cook == 0 and cooked == []
-    # A new cooker re-cooks everything it read.
+    # A new cooker re-cooks everything it read; so do other prices.
     monkeypatch.setattr(ingest, "COOKER", "traceview (a newer one)")
     assert library.index([tmp_path / "d"]).to_cook == 2
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."gpt-4o"]\ninput = 1.0\noutput = 2.0\n')
+    monkeypatch.setenv("TRACEVIEW_PRICES", str(prices))
+    assert library.index([tmp_path / "d"]).to_cook == 2
+    (tid,) = ids_of(tmp_path / "d" / "a.jsonl")
+    raw = json.loads((tmp_path / "d" / "a.jsonl").read_text())
+    usage = raw["response"]["usage"]
+    assert library.run(tid)["cost"] == pytest.approx((usage["prompt_tokens"] * 1.0 + usage["completion_tokens"] * 2.0) / 1e6)
+    assert library.index([tmp_path / "d"]).to_cook == 0
 
 
 def test_changed_removed_and_pruned_files(library, tmp_path):
@@ -248,7 +257,7 @@ def test_a_hit_names_the_item_that_matched_and_marks_the_words(searchable):
     b = conv.in_time_order(trace, requests, messages)
     items = conv.build_items(b.message_ids, messages, [requests[r] for r in trace["requests"]], b.errors, b.marks)
     assert "zq_snake_marker" in conv.item_text(items[hit.n - 1])
-    assert f"{SNIPPET_OPEN}zq{SNIPPET_CLOSE}_{SNIPPET_OPEN}snake{SNIPPET_CLOSE}" in hit.snippet
+    assert f"call {SNIPPET_OPEN}zq_snake_marker{SNIPPET_CLOSE} in" in hit.snippet
 
 
 def test_search_keeps_to_the_scope_and_the_filters(searchable, tmp_path):

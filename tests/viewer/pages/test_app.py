@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
@@ -110,9 +111,9 @@ def test_timeline_by_url(monkeypatch):
 def test_unknown_trace_says_so(monkeypatch):
     at = on_page(app([SAMPLES], monkeypatch), "timeline", trace="0123456789abcdef")
     assert not at.exception
-    assert "no longer loaded" in at.warning[0].value
+    assert "not in what this server shows" in at.warning[0].value
     at = on_page(app([SAMPLES], monkeypatch), "timeline", trace="../../../etc/passwd")
-    assert "no longer loaded" in at.warning[0].value
+    assert "not in what this server shows" in at.warning[0].value
 
 
 def test_odd_parameters_fall_back_to_the_start_of_everything(monkeypatch):
@@ -281,50 +282,44 @@ FORMAT = Format(name="lines-log", title="Lines log", description="", priority=1,
     assert 'class="tv-msg tv-role-user' in body and 'class="tv-msg tv-role-assistant' in body
 
 
-def test_a_let_go_upload_is_not_cooked_again_and_the_page_says_so(monkeypatch):
-    """Past the store's bound the oldest upload is let go. The uploader still holds its file,
-    yet a rerun cooks nothing again, and the Open page names the upload that was let go."""
-    from viewer.library import store as store_mod
+def test_an_upload_is_indexed_once_listed_and_removable(monkeypatch):
+    """An upload goes into the library (indexed once, however often the page reruns), is listed
+    under its name, and its remove button takes it out of the library and off the disk."""
+    from viewer.library import ingest
     from viewer.pages import state
 
     monkeypatch.delenv("TRACEVIEW_PATHS", raising=False)
-    monkeypatch.setattr(store_mod, "MAX_UPLOAD_COLLECTIONS", 2)
     cooked = []
-    real = pipeline.cook_uploads
+    real = ingest.cook_batch
 
-    def counting(files):
-        cooked.append([name for name, _ in files])
-        return real(files)
+    def counting(files, origin="path"):
+        cooked.append([f.name for f in files])
+        return real(files, origin)
 
-    monkeypatch.setattr(store_mod.pipeline, "cook_uploads", counting)
-    state.store.clear()
-    try:
-        at = AppTest.from_file(APP, default_timeout=60).run()
-        data = (SAMPLES / "openai_chat.jsonl").read_bytes()
-        up = at.file_uploader[0]
-        for i in range(3):  # three different files in the uploader, room for two
-            up.upload(f"up{i}.jsonl", data + b"\n" * (i + 1))
+    monkeypatch.setattr(ingest, "cook_batch", counting)
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    data = (SAMPLES / "openai_chat.jsonl").read_bytes() + b"\n\n\n"  # its own bytes: no sample shares them
+    at.file_uploader[0].upload("mine.jsonl", data)
+    at.run()
+    assert not at.exception
+    for _ in range(2):
         at.run()
-        assert not at.exception
-        assert cooked == [["up0.jsonl"], ["up1.jsonl"], ["up2.jsonl"]]
-        notes = [i.value for i in at.info if "Let go" in i.value]
-        assert len(notes) == 1 and "up0\\.jsonl" in notes[0] and "up1" not in notes[0]
-        inputs = next(df.value for df in at.dataframe if "input" in df.value.columns)
-        assert {"up1.jsonl", "up2.jsonl"} <= set(inputs["input"]) and "up0.jsonl" not in set(inputs["input"])
-        for _ in range(2):  # clicks and reruns: nothing is cooked behind the user's back
-            at.run()
-            assert not at.exception
-        assert len(cooked) == 3
-        # Read again on request: cooked once more, and now the oldest of the others is let go.
-        at.button(key=next(b.key for b in at.button if b.key.startswith("tv_reread_"))).click().run()
-        assert not at.exception
-        assert len(cooked) == 4 and cooked[-1] == ["up0.jsonl"]
-        notes = [i.value for i in at.info if "Let go" in i.value]
-        assert len(notes) == 1 and "up1\\.jsonl" in notes[0] and "up0" not in notes[0]
-        at.run()
-        assert len(cooked) == 4
-    finally:
-        state.store.clear()
+    assert [c for c in cooked if "mine.jsonl" in c] == [["mine.jsonl"]]
+    (trace,) = pipeline.cook_uploads([("mine.jsonl", data)])[0]["traces"]
+    at = on_page(at, "open")
+    inputs = next(df.value for df in at.dataframe if "input" in df.value.columns)
+    assert inputs.loc[inputs["input"] == "mine.jsonl", "opened as"].tolist() == ["★ new upload: mine.jsonl"]
+    folder = state.store().uploads[next(iter(st_keys(at)))].folder
+    assert Path(folder, "mine.jsonl").read_bytes() == data
+    at.button(key=next(b.key for b in at.button if b.key.startswith("tv_remove_"))).click().run()
+    assert not at.exception
+    inputs = next((df.value for df in at.dataframe if "input" in df.value.columns), pd.DataFrame({"input": []}))
+    assert "mine.jsonl" not in set(inputs["input"]) and not Path(folder).exists()
+    assert state.library().run(trace["id"]) is None
+
+
+def st_keys(at: AppTest) -> list:
+    return list(at.session_state["tv_uploads"])
 
 
 @pytest.mark.parametrize("private", [True, False])

@@ -38,3 +38,18 @@ def test_leaderboard_has_one_row_per_model(tmp_path, monkeypatch):
     board = at.dataframe[0].value
     assert sorted(board["model"]) == ["GPT-4", "claude-3"]
     assert board.set_index("model")["battles"].to_dict() == {"GPT-4": len(BATTLES), "claude-3": len(BATTLES)}
+
+
+def test_a_battle_in_two_copies_of_its_logs_counts_once(tmp_path, monkeypatch):
+    logs, copy = tmp_path / "logs", tmp_path / "copy"
+    logs.mkdir()
+    copy.mkdir()
+    for f in battle_logs(logs).iterdir():
+        (copy / f.name).write_bytes(f.read_bytes())
+    at = on_page(app([tmp_path], monkeypatch), "battles")
+    assert not at.exception
+    assert sorted(at.dataframe[0].value["battle"]) == sorted(sid for sid, *_ in BATTLES)
+    at = on_page(app([tmp_path], monkeypatch), "leaderboard")
+    assert not at.exception
+    assert at.dataframe[0].value.set_index("model")["battles"].to_dict() == {"GPT-4": len(BATTLES),
+                                                                             "claude-3": len(BATTLES)}

@@ -67,3 +67,16 @@ def test_one_selected_row_is_the_left_side_and_two_are_both():
     assert picked_sides(["b"], "a", "b") == ("b", None)  # never a run against itself
     assert picked_sides(["x", "y"], "a", "b") == ("x", "y")
     assert picked_sides([], "a", "b") == ("a", "b")
+
+
+def test_a_side_from_beyond_the_session_runs_is_among_the_choices(monkeypatch):
+    """A link may open a bundled sample this session does not list: it is the left side."""
+    from viewer.pages import state
+
+    sample = ROOT / "sample_data" / "api_logs"
+    state.library().index([sample], origin="sample")
+    tid = pipeline.cook_paths([sample / "openai_chat.jsonl"])[0]["traces"][0]["id"]
+    at = on_page(app([ARENA], monkeypatch), "compare", a=tid)
+    assert not at.exception
+    assert at.selectbox(key="tv_cmp_a").value == tid
+    assert tid in set(at.dataframe[0].value["id"])

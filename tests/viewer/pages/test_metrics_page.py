@@ -1,5 +1,6 @@
 """The Metrics page in AppTest: the cook's totals, "no prices" instead of a flat cost line,
-unknown usage as "—", and a prices file that prices the nanobot log."""
+unknown usage as "—", a prices file that prices the nanobot log, and the figures of every run
+(per model) added up from the library's rows without opening a run."""
 from __future__ import annotations
 
 import json
@@ -12,18 +13,24 @@ from streamlit.util import calc_hash
 
 from parsers import pipeline
 
+from tests.viewer.pages.test_app import app, on_page
+
 ROOT = Path(__file__).resolve().parents[3]
 APP = str(ROOT / "app.py")
 
 
 @pytest.fixture(autouse=True)
-def fresh_library():
-    """Each test on a library of its own: a trace id found in an earlier test's library
-    would open that copy (cooked with other prices)."""
+def fresh_library(monkeypatch, tmp_path):
+    """Each test on a library of its own: a file an earlier test indexed stays in the library
+    as it was cooked then (with other prices)."""
     from viewer.pages import state
-    state.store.clear()
+    monkeypatch.setenv("TRACEVIEW_LIBRARY", str(tmp_path / "library" / "library.sqlite"))
+    caches = (state.library, state.store, state.indexing)
+    for cache in caches:
+        cache.clear()
     yield
-    state.store.clear()
+    for cache in caches:
+        cache.clear()
 
 
 def metrics_page(monkeypatch, path: Path, trace: str | None) -> AppTest:
@@ -116,3 +123,67 @@ def test_aggregate_tables_show_no_none(monkeypatch, tmp_path):
     (runs,) = [df for df in at.dataframe if "title" in df.value.columns]
     shown = pa.ipc.open_stream(runs.proto.arrow_data.styler.display_values).read_all().to_pandas()
     assert shown.loc[0, "tokens"] == "—" and shown.loc[0, "cost"] == "—"
+
+
+def file_usage(path: Path) -> dict[str, dict]:
+    """Requests and tokens per model as the request-log file states them: a streamed response's
+    usage is the last value of each field its events carry; OpenAI's prompt tokens include
+    the cached ones (read from the cache), Anthropic's input tokens leave them out."""
+    per: dict[str, dict] = {}
+    for line in path.read_text("utf-8").splitlines():
+        rec = json.loads(line)
+        resp = rec.get("response") or {}
+        usage = dict(resp.get("usage") or {})
+        for sse in resp.get("sse_lines") or ():
+            if sse.startswith("data: {"):
+                event = json.loads(sse[len("data: "):])
+                usage.update((event.get("message") or {}).get("usage") or {})
+                usage.update(event.get("usage") or {})
+        model = resp.get("model") or rec["request"]["model"]
+        a = per.setdefault(model, {"requests": 0, "input": 0, "output": 0, "cache_read": 0, "cache_write": 0})
+        a["requests"] += 1
+        if "prompt_tokens" in usage:
+            cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+            a["input"] += usage["prompt_tokens"] - cached
+            a["output"] += usage["completion_tokens"]
+            a["cache_read"] += cached
+        elif usage:
+            a["input"] += usage["input_tokens"]
+            a["output"] += usage["output_tokens"]
+            a["cache_read"] += usage.get("cache_read_input_tokens") or 0
+            a["cache_write"] += usage.get("cache_creation_input_tokens") or 0
+    return per
+
+
+def test_aggregate_per_model_table_adds_up_the_files(monkeypatch):
+    """Every run shown, per model: the requests and tokens of the sample request logs, added up
+    here from the files themselves."""
+    folder = ROOT / "sample_data" / "api_logs"
+    expected: dict[str, dict] = {}
+    for path in sorted(folder.glob("*.jsonl")):
+        for model, usage in file_usage(path).items():
+            total = expected.setdefault(model, dict.fromkeys(usage, 0))
+            for k, n in usage.items():
+                total[k] += n
+    at = metrics_page(monkeypatch, folder, None)
+    assert not at.exception
+    (table,) = [df.value for df in at.dataframe if "cache_write" in df.value.columns and "title" not in df.value.columns]
+    shown = {row["model"]: {k: int(row[k]) for k in ("requests", "input", "output", "cache_read", "cache_write")}
+             for _, row in table.iterrows()}
+    assert shown == expected
+    assert metric(at, "Requests") == f"{sum(u['requests'] for u in expected.values()):,}"
+
+
+@pytest.mark.parametrize("page", ["metrics", "compare", "battles", "leaderboard"])
+def test_pages_over_every_run_open_no_run(monkeypatch, page):
+    """Metrics of every run, the compare picker, battles and the leaderboard read the library's
+    rows of the runs, never a run's cooked document."""
+    from viewer.library.library import Library
+
+    def family(self, trace_id, scope=None):
+        raise AssertionError(f"{page} opened run {trace_id}")
+
+    monkeypatch.setattr(Library, "family", family)
+    at = on_page(app([ROOT / "sample_data" / "arena", ROOT / "sample_data" / "trials"], monkeypatch), page)
+    assert not at.exception
+    assert at.dataframe

@@ -11,7 +11,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from parsers import pipeline, registry
-from viewer.library.store import Collection
+from viewer.library.ingest import model_key
+from viewer.library.library import Library, RunsQuery, Scope
 from viewer.pages import open as open_page
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -136,7 +137,7 @@ def test_an_upload_of_many_runs_is_listed_first_marked_and_filtered_to(monkeypat
     convs = [{"id": f"c{i}", "conversations": [{"from": "human", "value": f"question number {i}"},
                                                {"from": "gpt", "value": "answer"}]} for i in range(40)]
     at = app(monkeypatch).run()
-    samples = len(frame(at, "title"))
+    samples = int(next(h.value for h in at.subheader if h.value.startswith("Runs · ")).split("· ")[1])
     at.file_uploader[0].upload("convs.json", json.dumps(convs).encode())
     at.run()
     assert not at.exception
@@ -151,15 +152,20 @@ def test_an_upload_of_many_runs_is_listed_first_marked_and_filtered_to(monkeypat
 
 # -- the runs table -------------------------------------------------------------------------
 
-def _collection(data: bytes, name: str = "runs.jsonl") -> Collection:
-    doc, summaries = pipeline.cook_uploads([(name, data)])
-    return Collection("k" * 64, name, "upload", doc, summaries, len(data), 0.0)
+def _rows(tmp_path, files: dict[str, bytes], **query) -> list[dict]:
+    """The library's run rows for these files (indexed into a library of their own)."""
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    lib = Library(str(tmp_path / "lib.sqlite"))
+    lib.index([tmp_path])
+    return lib, lib.runs(RunsQuery(**query), Scope(paths=(str(tmp_path),))).rows
 
 
-def test_runs_show_durations_in_hours_and_minutes():
+def test_runs_show_durations_in_hours_and_minutes(tmp_path):
     start = 1_700_000_000_000
     data = log(request("a1", start, "gpt-4", "first"), request("a2", start + 58_502_900, "gpt-4", "first"))
-    df = open_page.runs_frame([_collection(data)])
+    _, rows = _rows(tmp_path, {"runs.jsonl": data})
+    df = open_page.runs_frame(rows, {}, [])
     assert list(df["duration"]) == ["16 h 15 min"]  # 58,502.9 s
 
 
@@ -174,24 +180,19 @@ def test_the_runs_table_shows_a_dash_for_missing_values(monkeypatch, fresh_store
     assert cols["title"]["width"] >= min(520, 7 * longest)  # sized to its content, not "medium"
 
 
-def test_a_model_filter_treats_spellings_of_one_model_as_one():
-    cols = [_collection(log(request(n, 1, model, n)), f"{n}.jsonl")
-            for n, model in (("a", "GPT-4"), ("b", "gpt-4"), ("c", "claude-3"))]
-    df = open_page.runs_frame(cols)
-    assert sorted(df["model"]) == ["GPT-4", "claude-3", "gpt-4"]
-    options = open_page.model_options(df)
+def test_a_model_filter_treats_spellings_of_one_model_as_one(tmp_path):
+    files = {f"{n}.jsonl": log(request(n, 1, model, n)) for n, model in (("a", "GPT-4"), ("b", "gpt-4"),
+                                                                         ("c", "claude-3"))}
+    lib, rows = _rows(tmp_path, files)
+    assert sorted(r["models"] for r in rows) == ["GPT-4", "claude-3", "gpt-4"]
+    scope = Scope(paths=(str(tmp_path),))
+    options = open_page.model_options(lib.values("models", scope))
     assert len(options) == 2 and "claude-3" in options
     for spelling in ("GPT-4", "gpt-4"):
-        assert sorted(open_page.filter_runs(df, models=[spelling])["model"]) == ["GPT-4", "gpt-4"]
+        kept = lib.runs(RunsQuery(models=(model_key(spelling),)), scope).rows
+        assert sorted(r["models"] for r in kept) == ["GPT-4", "gpt-4"]
 
 
 def test_the_runs_count_says_how_many_are_shown():
     assert open_page.runs_title(12, 300) == "Runs · 12 of 300"
     assert open_page.runs_title(300, 300) == "Runs · 300"
-
-
-def test_uploads_come_first_newest_first():
-    def col(key, origin):
-        return type("C", (), {"key": key, "origin": origin})()
-    cols = [col("s1", "sample"), col("u1", "upload"), col("s2", "sample"), col("u2", "upload")]
-    assert [c.key for c in open_page.ordered(cols)] == ["u2", "u1", "s1", "s2"]

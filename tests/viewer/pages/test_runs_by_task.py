@@ -35,8 +35,7 @@ def test_scores_are_columns_and_filter_the_runs(monkeypatch):
     for _, row in table.iterrows():
         expected = verdicts[row["task"]][row["model"]]
         assert row["outcome"] == expected and row["score"] == (1.0 if expected == "success" else 0.0)
-    at.selectbox(key="tv_runs_scorer").select("score").run()
-    at.slider(key="tv_runs_range:score").set_value((0.5, 1.0)).run()
+    at.text_input(key="tv_runs_min_score").input("0.5").run()
     kept = runs_table(at)
     assert len(kept) == sum(v == "success" for m in verdicts.values() for v in m.values())
 

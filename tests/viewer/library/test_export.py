@@ -1,0 +1,163 @@
+"""viewer.library.export: runs, requests and messages as Parquet tables, from files or a library.
+
+Expected values are read from the raw sample files here, not from the cook."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from viewer.library import export
+from viewer.library.library import Library, Scope
+
+SAMPLES = Path(__file__).resolve().parents[3] / "sample_data"
+TRIALS = "claude-4-sonnet_claude-cli_demo_2025-01-10"
+KINDS = ("input", "output", "cache_read", "cache_write")
+
+
+def _corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "corpus"
+    for name in ("api_logs", "trials"):
+        shutil.copytree(SAMPLES / name, root / name)
+    return root
+
+
+def _written(runs, folder: Path) -> dict[str, list[dict]]:
+    export.write_parquet(runs, folder)
+    return {name: pq.read_table(folder / f"{name}.parquet").to_pylist() for name in export.TABLES}
+
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def _raw_usage(record: dict) -> dict | None:
+    """The usage a logged response reports; streamed, the usage of its events merged in order
+    (Anthropic: message_start's, then message_delta's; OpenAI: the last chunk's)."""
+    response = record.get("response")
+    if response is None:
+        return None
+    if "sse_lines" not in response:
+        return response.get("usage")
+    u: dict = {}
+    for line in response["sse_lines"]:
+        if line.startswith("data: {"):
+            event = json.loads(line[6:])
+            u.update((event.get("message") or {}).get("usage") or event.get("usage") or {})
+    return u
+
+
+def _openai_usage(record: dict) -> dict | None:
+    u = _raw_usage(record)
+    if u is None:
+        return None
+    cached = (u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    return {"input": u["prompt_tokens"] - cached, "output": u["completion_tokens"], "cache_read": cached,
+            "cache_write": 0}
+
+
+def _anthropic_usage(record: dict) -> dict:
+    u = _raw_usage(record)
+    return {"input": u["input_tokens"], "output": u["output_tokens"], "cache_read": u["cache_read_input_tokens"],
+            "cache_write": u["cache_creation_input_tokens"]}
+
+
+@pytest.mark.parametrize(("log", "usage_of"), [("openai_chat.jsonl", _openai_usage),
+                                               ("anthropic_messages.jsonl", _anthropic_usage)])
+def test_request_tokens_are_the_logs_own(tmp_path, log, usage_of):
+    src = SAMPLES / "api_logs" / log
+    runs, problems = export.cooked_runs([src])
+    assert problems == []
+    tables = _written(runs, tmp_path / "out")
+    raw = _records(src)
+    expected = [usage_of(r) for r in raw]
+    got = [{k: r[f"{k}_tokens"] for k in KINDS} for r in tables["requests"]]
+    # A request that failed recorded no usage: unknown (null), not zero.
+    assert got == [u or dict.fromkeys(KINDS) for u in expected]
+    assert [r["request_id"] for r in tables["requests"]] == [r["id"] for r in raw]
+    assert [(r["error"] or "") for r in tables["requests"]] == [
+        (r.get("error") and f"{r['error']['type']}: {r['error']['message']}") or "" for r in raw]
+    (run,) = tables["runs"]
+    assert run["tokens"] == sum(sum(u.values()) for u in expected if u)
+    assert run["requests"] == len(raw)
+    assert {r["trace_id"] for r in tables["requests"]} == {run["trace_id"]}
+
+
+def test_scores_are_one_column_per_scorer(tmp_path):
+    root = _corpus(tmp_path)
+    export.write_parquet(export.cooked_runs([root / "trials"])[0], tmp_path / "out")
+    table = pq.read_table(tmp_path / "out" / "runs.parquet")
+    summary = json.loads((root / "trials" / f"{TRIALS}.summary.json").read_text())
+    trials = json.loads((root / "trials" / f"{TRIALS}.trials.json").read_text())
+    rows = {r["task"]: r for r in table.to_pylist()}
+    assert set(rows) == {t["instance_id"] for t in trials}
+    for scorer in ("correct", "correct_secure"):
+        assert f"score: {scorer}" in table.column_names
+        for task, row in rows.items():
+            assert row[f"score: {scorer}"] == (1.0 if task in summary["details"][scorer] else 0.0)
+    assert "scores" not in table.column_names and "input_id" not in table.column_names
+
+
+def test_messages_follow_the_timeline_with_their_tool_calls(tmp_path):
+    src = SAMPLES / "api_logs" / "openai_chat.jsonl"
+    runs, _ = export.cooked_runs([src])
+    messages = _written(runs, tmp_path / "out")["messages"]
+    first = _records(src)[0]
+    sent = first["request"]["messages"]
+    answer = first["response"]["choices"][0]["message"]
+    assert [m["position"] for m in messages] == list(range(1, len(messages) + 1))
+    assert [(m["role"], m["content"]) for m in messages[:2]] == [(s["role"], s["content"]) for s in sent]
+    call = messages[2]
+    assert call["role"] in ("assistant", "tool_use")  # the cooked role of a turn of only calls
+    assert call["tool_names"] == [c["function"]["name"] for c in answer["tool_calls"]]
+    assert call["tool_call_ids"] == [c["id"] for c in answer["tool_calls"]]
+    answered = [m["tool_use_id"] for m in messages if m["role"] == "tool_result"]
+    assert set(call["tool_call_ids"]) <= set(answered)
+
+
+def test_a_library_exports_what_its_files_export(tmp_path):
+    root = _corpus(tmp_path)
+    lib = Library(str(tmp_path / "lib.sqlite"))
+    lib.index([str(root)])
+    from_library = _written(export.library_runs(lib), tmp_path / "lib")
+    from_files = _written(export.cooked_runs([root])[0], tmp_path / "files")
+    for name in export.TABLES:
+        def key(r):
+            return tuple(str(r.get(k)) for k in ("trace_id", "request_id", "position"))
+        assert sorted(from_library[name], key=key) == sorted(from_files[name], key=key), name
+    assert len(from_library["runs"]) == lib.count(Scope(everything=True)) > 0
+    some = from_library["runs"][0]["trace_id"]
+    (only,) = _written(export.library_runs(lib, [some, "0000000000000000"]), tmp_path / "one")["runs"]
+    assert only["trace_id"] == some
+
+
+def test_a_failed_export_leaves_no_table_behind(tmp_path):
+    runs, _ = export.cooked_runs([SAMPLES / "api_logs" / "openai_chat.jsonl"])
+
+    def broken():
+        yield from runs
+        raise OSError("disk full")
+    with pytest.raises(OSError):
+        export.write_parquet(broken(), tmp_path / "out")
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_run_its_document_does_not_hold_keeps_its_row_and_is_named(tmp_path):
+    (run, doc), = export.cooked_runs([SAMPLES / "api_logs" / "openai_chat.jsonl"])[0]
+    stranger = dict(run, id="0123456789abcdef")
+    written = export.write_parquet([(run, doc), (stranger, doc)], tmp_path / "out")
+    assert written.without_document == ["0123456789abcdef"]
+    runs = pq.read_table(tmp_path / "out" / "runs.parquet").column("trace_id").to_pylist()
+    assert runs == [run["id"], "0123456789abcdef"]
+    requests = pq.read_table(tmp_path / "out" / "requests.parquet").column("trace_id").to_pylist()
+    assert set(requests) == {run["id"]}
+
+
+def test_tables_in_memory_are_the_files(tmp_path):
+    runs, _ = export.cooked_runs([SAMPLES / "api_logs"])
+    export.write_parquet(runs, tmp_path / "out")
+    for name, table in export.tables(runs).items():
+        assert table.equals(pq.read_table(tmp_path / "out" / f"{name}.parquet")), name
