@@ -212,7 +212,8 @@ class Database:
         raise NotImplementedError
 
     def match(self, query, limit: int) -> list[tuple[int, float]]:
-        """(item key, rank) of the `limit` best-ranked matching items, best (lowest rank) first."""
+        """(item key, rank) of the `limit` newest matching items (all of them when fewer match),
+        best (lowest rank) first, then newest."""
         raise NotImplementedError
 
 
@@ -241,8 +242,11 @@ class SQLiteDatabase(Database):
                               ((key0 + k, body) for k, (_, body) in enumerate(items)))
 
     def match(self, query, limit):
-        return self.query("SELECT rowid, rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?",
-                          (query.fts5(), limit))
+        # The newest matching items, each ranked (bm25: lower is better) as it is read: a word
+        # in a million items costs `limit` rankings, not a million.
+        rows = self.query("SELECT rowid, bm25(items_fts) FROM items_fts WHERE items_fts MATCH ? "
+                          "ORDER BY rowid DESC LIMIT ?", (query.fts5(), limit))
+        return sorted(rows, key=lambda r: (r[1], -r[0]))
 
 
 class PostgresDatabase(Database):
@@ -280,10 +284,13 @@ class PostgresDatabase(Database):
         self.execute("DELETE FROM items WHERE key >= ? AND key < ?", (key0, key0 + ITEM_SLOTS))
 
     def match(self, query, limit):
-        return [(key, -r) for key, r in self.query(
-            "SELECT key, ts_rank(tsv, to_tsquery('simple', ?)) AS r FROM items "
-            "WHERE tsv @@ to_tsquery('simple', ?) ORDER BY r DESC, key LIMIT ?",
-            (query.tsquery(), query.tsquery(), limit))]
+        # As in SQLite: the newest matching items, each ranked (ts_rank: higher is better). The
+        # planner reads a rare word's few items from the GIN index and walks the keys backwards
+        # for a common one, so neither ranks every item that has it.
+        tsq = query.tsquery()
+        rows = self.query("SELECT key, ts_rank(tsv, to_tsquery('simple', ?)) FROM items "
+                          "WHERE tsv @@ to_tsquery('simple', ?) ORDER BY key DESC LIMIT ?", (tsq, tsq, limit))
+        return sorted(((key, -r) for key, r in rows), key=lambda r: (r[1], -r[0]))
 
 
 def connect(location: str) -> Database:

@@ -154,6 +154,9 @@ class RunsPage:
 
 
 COUNT_CAP = 10_000
+# Matching items a search ranks (the newest first): every match of a word in fewer items, so
+# its ranking is exact; the newest of a common one's (more are read while too few runs are found).
+SEARCH_CANDIDATES = 1_000
 
 
 class Library:
@@ -267,43 +270,50 @@ class Library:
     # -- search -------------------------------------------------------------------------------
     def search(self, text: str, scope: Scope, limit: int = 50, query: RunsQuery | None = None) -> list[Hit]:
         """Runs whose items match `text`, best first (relevance, then time), one hit each: the
-        best-matching item and its snippet."""
+        best-matching item and its snippet. A word in more than SEARCH_CANDIDATES items is
+        ranked among its newest ones."""
         parsed = search.parse(text)
         if parsed.empty:
             return []
         conds, params = (query or RunsQuery()).where()
         where_scope, scope_params = scope.sql()
         where = " AND ".join([where_scope, *conds])
-        seen: dict[str, Hit] = {}
-        fetch = max(limit * 4, 200)
+        fetch = SEARCH_CANDIDATES
         while True:
-            matches = self.db.match(parsed, fetch)
-            places: dict[int, list] = {}
+            matches = self.db.match(parsed, fetch)  # best first
+            owner: dict[int, str] = {}  # texts id -> its run
+            for chunk in _chunks(list({key // ITEM_SLOTS for key, _ in matches}), 500):
+                owner.update(self.db.query(f"SELECT id, trace FROM texts WHERE id IN ({', '.join('?' * len(chunk))})",
+                                           chunk))
+            wanted = set()
+            for chunk in _chunks(list(set(owner.values())), 500):
+                wanted.update(r[0] for r in self.db.query(
+                    f"SELECT t.id FROM traces t JOIN inputs i ON i.id = t.input_id "
+                    f"WHERE t.id IN ({', '.join('?' * len(chunk))}) AND {where}", (*chunk, *scope_params, *params)))
+            best: dict[str, tuple[int, float]] = {}  # run -> its best item's key and rank
             for key, rank in matches:
-                places.setdefault(key // ITEM_SLOTS, []).append((key % ITEM_SLOTS, rank))
-            texts = {}
-            for chunk in _chunks(list(places), 500):
-                texts.update((r[0], (r[1], r[2])) for r in self.db.query(
-                    f"SELECT id, trace, data FROM texts WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
-            ids = list(dict.fromkeys(texts[t][0] for t in places if t in texts))
-            runs = {}
-            for chunk in _chunks([i for i in ids if i not in seen], 500):
-                rows = self.db.query(f"SELECT {_RUN_SELECT} FROM traces t JOIN inputs i ON i.id = t.input_id "
-                                     f"WHERE t.id IN ({', '.join('?' * len(chunk))}) AND {where}",
-                                     (*chunk, *scope_params, *params))
-                runs.update((r[0], _run(r)) for r in rows)
-            for key, rank in matches:
-                found = texts.get(key // ITEM_SLOTS)
-                if found is None or found[0] not in runs or found[0] in seen:
-                    continue
-                items = orjson.loads(self._zstd.decompress(bytes(found[1])))
-                n, text = items[min(key % ITEM_SLOTS, len(items) - 1)]
-                seen[found[0]] = Hit(runs[found[0]], n, search.snippet(text, parsed), rank)
-            if len(seen) >= limit or len(matches) < fetch:
+                tid = owner.get(key // ITEM_SLOTS)
+                if tid in wanted and tid not in best:
+                    best[tid] = (key, rank)
+            if len(best) >= limit or len(matches) < fetch:
                 break
             fetch *= 4
-        hits = sorted(seen.values(), key=lambda h: (h.rank, _neg_time(h.run.get("started_at"))))
-        return hits[:limit]
+        top = list(best.items())[:limit]
+        runs = {}
+        for chunk in _chunks([tid for tid, _ in top], 500):
+            rows = self.db.query(f"SELECT {_RUN_SELECT} FROM traces t JOIN inputs i ON i.id = t.input_id "
+                                 f"WHERE t.id IN ({', '.join('?' * len(chunk))}) AND {where}",
+                                 (*chunk, *scope_params, *params))
+            runs.update((r[0], _run(r)) for r in rows)
+        texts = dict(self.db.query(f"SELECT id, data FROM texts WHERE id IN ({', '.join('?' * len(top))})",
+                                   [key // ITEM_SLOTS for _, (key, _) in top])) if top else {}
+        hits = []
+        for tid, (key, rank) in top:
+            items = orjson.loads(self._zstd.decompress(bytes(texts[key // ITEM_SLOTS])))
+            n, text = items[min(key % ITEM_SLOTS, len(items) - 1)]
+            hits.append(Hit(runs[tid], n, search.snippet(text, parsed), rank))
+        hits.sort(key=lambda h: (h.rank, _neg_time(h.run.get("started_at"))))
+        return hits
 
     # -- the rest -----------------------------------------------------------------------------
     def groups(self, scope: Scope) -> list[dict]:
