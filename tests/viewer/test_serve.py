@@ -277,3 +277,35 @@ def test_a_blank_token_in_the_environment_is_no_token(no_secrets, fake_child, mo
     monkeypatch.setenv(access.TOKEN_ENV, "  ")
     assert serve.serve([], port=serve.free_port(), host="0.0.0.0", headless=True) == 2
     assert "requires a sign-in" in capsys.readouterr().err and fake_child == []
+
+
+def test_a_named_library_without_paths_is_shown_whole(tmp_path, fake_child, capsys, monkeypatch):
+    from viewer import cli
+
+    lib = tmp_path / "team.sqlite"
+    assert cli.main(["serve", "--library", str(lib), "--jobs", "2", "--port", str(serve.free_port()),
+                     "--headless"]) == 0
+    env = fake_child[0].env
+    assert env[serve.LIBRARY_ENV] == str(lib.resolve()) and env[serve.WHOLE_LIBRARY_ENV] == "1"
+    assert env[serve.JOBS_ENV] == "2"
+    assert f"starting on the library {lib.resolve()}" in capsys.readouterr().err
+    # With paths, the library holds them and the app shows just those.
+    assert cli.main(["serve", str(tmp_path), "--library", str(lib), "--port", str(serve.free_port()),
+                     "--headless"]) == 0
+    env = fake_child[1].env
+    assert env[serve.LIBRARY_ENV] == str(lib.resolve()) and serve.WHOLE_LIBRARY_ENV not in env
+
+
+def test_a_library_that_cannot_be_used_is_said_before_starting(tmp_path, fake_child, capsys):
+    bad = tmp_path / "not-a-library.sqlite"
+    bad.write_bytes(b"this is not a database" * 100)
+    assert serve.serve([], port=serve.free_port(), headless=True, library=str(bad)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("traceview serve: ") and "not-a-library.sqlite" in err and fake_child == []
+
+
+def test_a_librarys_password_is_never_printed():
+    from viewer.library.library import shown_location
+
+    assert shown_location("postgresql://team:s3cret@db.example/traceview") == "postgresql://team:***@db.example/traceview"
+    assert shown_location("/data/library.sqlite") == "/data/library.sqlite"

@@ -196,3 +196,32 @@ def test_a_model_filter_treats_spellings_of_one_model_as_one(tmp_path):
 def test_the_runs_count_says_how_many_are_shown():
     assert open_page.runs_title(12, 300) == "Runs · 12 of 300"
     assert open_page.runs_title(300, 300) == "Runs · 300"
+
+
+def test_a_server_on_a_whole_library_lists_every_run_in_it(monkeypatch, tmp_path):
+    """`serve --library L` with no path: the Open page is the library's, whatever indexed it."""
+    from viewer.library.library import Library
+    from viewer.pages import state
+
+    lib_path = tmp_path / "team.sqlite"
+    lib = Library(str(lib_path))
+    lib.index([SAMPLES / "api_logs"])
+    lib.index([SAMPLES / "trials"])
+    expected = len(ids_of(SAMPLES / "api_logs")) + len(ids_of(SAMPLES / "trials"))
+    monkeypatch.setenv("TRACEVIEW_LIBRARY", str(lib_path))
+    monkeypatch.setenv(state.WHOLE_LIBRARY_ENV, "1")
+    for cache in (state.library, state.store, state.indexing):
+        cache.clear()
+    try:
+        at = app(monkeypatch).run()
+        assert not at.exception
+        assert f"Runs · {expected}" in [h.value for h in at.subheader]
+        assert not any("Bundled samples" in e.label for e in at.expander)
+    finally:
+        for cache in (state.library, state.store, state.indexing):
+            cache.clear()
+
+
+def ids_of(path) -> set[str]:
+    doc, _ = pipeline.cook_paths([path])
+    return {t["id"] for t in doc["traces"]}
