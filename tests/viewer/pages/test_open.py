@@ -225,3 +225,24 @@ def test_a_server_on_a_whole_library_lists_every_run_in_it(monkeypatch, tmp_path
 def ids_of(path) -> set[str]:
     doc, _ = pipeline.cook_paths([path])
     return {t["id"] for t in doc["traces"]}
+
+
+def test_the_open_page_on_a_postgresql_library(monkeypatch, postgres_db):
+    """The same page over a team's PostgreSQL library: its runs, and a search's hits."""
+    from viewer.pages import state
+
+    monkeypatch.setenv("TRACEVIEW_LIBRARY", postgres_db)
+    for cache in (state.library, state.store, state.indexing):
+        cache.clear()
+    try:
+        at = app(monkeypatch, [SAMPLES / "api_logs"]).run()
+        assert not at.exception
+        assert state.library().dialect == "postgresql"
+        assert f"Runs · {len(ids_of(SAMPLES / 'api_logs'))}" in [h.value for h in at.subheader]
+        at.text_input(key="tv_runs_search").input("4471").run()
+        assert not at.exception
+        hits = "".join(h.proto.body for h in at.html if "tv-hits" in h.proto.body)
+        assert "<mark>4471</mark>" in hits and "openai_chat.jsonl" in hits
+    finally:
+        for cache in (state.library, state.store, state.indexing):
+            cache.clear()
