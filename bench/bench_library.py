@@ -265,20 +265,29 @@ def marker_runs(lib: Library, scope: Scope, words) -> dict[str, set[str]]:
 
 def check_markers(lib: Library, scope: Scope) -> tuple[list[str], dict]:
     """Problems (none when right) of the planted-marker searches: each must find exactly the
-    indexed runs the generator planted it in; and every marker's found runs."""
+    indexed runs the generator planted it in (read from the files); and every marker's found runs."""
     rows = lib.runs(RunsQuery(limit=COUNT_ALL), scope).rows
     number = {r["id"]: run_number(r["path"]) for r in rows}
     if any(n is None for n in number.values()):
         return [], {}
     found = marker_runs(lib, scope, PLANTED)
     problems = []
+    paths = {r["id"]: r["path"] for r in rows}
     for word, rule in PLANTED.items():
-        expected = {tid for tid, i in number.items() if rule(i)}
+        # The runs the rule names whose file holds the word: the generator drops a marker
+        # whose turn another marker of the same run took.
+        expected = {tid for tid, i in number.items() if rule(i) and holds(paths[tid], word)}
         got = found[word]
         if got != expected:
             problems.append(f"search {word!r}: expected {len(expected)} runs, found {len(got)}"
                             f" (missing {_names(expected - got, rows)}; not planted {_names(got - expected, rows)})")
     return problems, found
+
+
+def holds(path: str, word: str) -> bool:
+    """Whether the file has `word` as a whole token (any case), as a search finds it."""
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    return re.search(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", text, re.IGNORECASE) is not None
 
 
 def _names(ids: set[str], rows: list[dict]) -> str:

@@ -63,13 +63,16 @@ def test_marker_check_reports_runs_missing_and_runs_not_planted(bench_library, c
 
     folder = tmp_path / "corpus"
     shutil.copytree(corpus, folder)
-    # run 11 loses its only marker (i % 10 == 1); run 12 gains the one planted in run 7 alone
+    # The library misses run 11's only marker (i % 10 == 1: indexed without it, the file then
+    # given it back); run 12 gains the one planted in run 7 alone.
     r11, r12 = folder / "r00011.trials.json", folder / "r00012.trials.json"
-    assert r11.read_bytes().count(b"zqneedlethousand") == 1
-    r11.write_bytes(r11.read_bytes().replace(b"zqneedlethousand", b"zqsomethingelse"))
+    original = r11.read_bytes()
+    assert original.count(b"zqneedlethousand") == 1
+    r11.write_bytes(original.replace(b"zqneedlethousand", b"zqsomethingelse"))
     r12.write_bytes(r12.read_bytes().replace(b"<issue>", b"<issue>zqneedleone ", 1))
     lib = Library(str(tmp_path / "lib.sqlite"))
     lib.index([folder])
+    r11.write_bytes(original)
     problems, found = bench_library.check_markers(lib, Scope(paths=(os.path.realpath(folder),)))
     assert sorted(problems) == [
         "search 'zqneedleone': expected 1 runs, found 2 (missing none; not planted r00012.trials.json)",
