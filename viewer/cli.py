@@ -420,7 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
     ix = sub.add_parser("index", help="index files and folders into the library (only what changed is cooked again)")
     ix.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to index")
     ix.add_argument("--library", metavar="L", help=LIBRARY_HELP)
-    ix.add_argument("--jobs", type=_positive, default=1, metavar="N", help="cook in N processes (default 1)")
+    ix.add_argument("--jobs", type=_positive, metavar="N",
+                    help="cook in N processes (default: one per CPU core, at most 8; 1 cooks in this process)")
     ix.add_argument("--prune", action="store_true",
                     help="then drop what the library holds of files that are gone (with no PATH: only that)")
     ix.set_defaults(func=_cmd_index)
@@ -466,7 +467,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "library (--library L and no path), or the bundled samples")
     s.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to open")
     s.add_argument("--library", metavar="L", help=LIBRARY_HELP + "; with no PATH the app shows the whole library")
-    s.add_argument("--jobs", type=_positive, default=1, metavar="N", help="index the paths in N processes (default 1)")
+    s.add_argument("--jobs", type=_positive, metavar="N",
+                   help="index the paths in N processes (default: one per CPU core, at most 8)")
     s.add_argument("--port", type=int, default=8501)
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     s.add_argument("--headless", action="store_true", help="do not open a browser")

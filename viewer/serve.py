@@ -74,7 +74,7 @@ PRIVATE_UPLOADS_ENV = "TRACEVIEW_PRIVATE_UPLOADS"
 
 
 def child_env(private_uploads: bool = False, base=None, *, sign_in=(), token: str | None = None,
-              library: str | None = None, whole_library: bool = False, jobs: int = 1) -> dict[str, str]:
+              library: str | None = None, whole_library: bool = False, jobs: int | None = None) -> dict[str, str]:
     """The app's environment: ours, with the private-uploads switch, the sign-in methods (and
     the access token, which never goes on a command line), the library, whether the server
     shows all of it, and how many processes index, set or cleared."""
@@ -85,7 +85,7 @@ def child_env(private_uploads: bool = False, base=None, *, sign_in=(), token: st
         env[LIBRARY_ENV] = library
     if whole_library:
         env[WHOLE_LIBRARY_ENV] = "1"
-    if jobs > 1:
+    if jobs:
         env[JOBS_ENV] = str(int(jobs))
     if private_uploads:
         env[PRIVATE_UPLOADS_ENV] = "1"
@@ -155,7 +155,7 @@ def _announce_when_ready(url: str, what: str, proc: subprocess.Popen, open_brows
 
 def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = False,
           private_uploads: bool = False, token_file=None, no_auth: bool = False,
-          library: str | None = None, jobs: int = 1) -> int:
+          library: str | None = None, jobs: int | None = None) -> int:
     """Start the app on `paths` (the bundled samples when empty; the whole `library` when one
     is named and no path is); returns Streamlit's exit code. The paths are indexed into the
     library (`jobs` processes) while the app already answers.

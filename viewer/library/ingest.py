@@ -3,8 +3,8 @@
 A file is unchanged when its size and modification time are what the library holds (or,
 when only its time moved, its SHA-256 is), the cooker that read it is this one, and none of
 the files its reader opened beside it changed. Changed and new files are cooked in batches
-(`--jobs N`: a pool of N processes, at most two batches each in flight, so finished work
-never piles up), and each batch is written in one transaction: a run appears complete or
+(`--jobs N`, by default one process per CPU core: a pool of worker processes, at most two
+batches each in flight, so finished work never piles up), and each batch is written in one transaction: a run appears complete or
 not at all. Files gone from a folder indexed again are marked gone (their runs leave every
 list); `prune` drops them.
 
@@ -15,6 +15,7 @@ searchable text of every timeline item.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -49,6 +50,16 @@ def cooker() -> str:
     in force; an input read by another is cooked again."""
     return f"{COOKER}; {pipeline.cooker_identity()}"
 BATCH_FILES = 64
+MAX_JOBS = 8
+
+
+def default_jobs() -> int:
+    """Processes that cook when none are asked for: one per CPU core this process may use."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_JOBS))
 BATCH_BYTES = 48 * 1024**2
 MAX_TEXT = 1 << 20  # characters of one timeline item kept for search
 ZSTD_LEVEL = 3
@@ -232,10 +243,10 @@ def _digest(path: str) -> str | None:
 class Indexer:
     """Brings the library's rows for some paths up to date with the files under them."""
 
-    def __init__(self, db: Database, *, jobs: int = 1, origin: str = "path",
+    def __init__(self, db: Database, *, jobs: int | None = None, origin: str = "path",
                  progress: Progress | None = None, on_batch: Callable[[], None] | None = None):
         self.db = db
-        self.jobs = max(1, int(jobs))
+        self.jobs = max(1, int(jobs)) if jobs else default_jobs()
         self.origin = origin
         self.progress = progress or Progress()
         self.on_batch = on_batch
@@ -299,11 +310,13 @@ class Indexer:
         batches = list(_batches(changed))
         if not batches:
             return
-        if self.jobs == 1 or len(batches) == 1:
+        if self.jobs == 1 or len(batches) < 2 * self.jobs:  # too little to be worth a pool's start
             for b in batches:
                 self._write(cook_batch(b, self.origin))
             return
-        with ProcessPoolExecutor(self.jobs) as pool:
+        # Workers start from a clean server process, never a fork of this one (a web server's
+        # threads may hold locks a forked child would inherit).
+        with ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
             pending = set()
             todo = iter(batches)
             while True:

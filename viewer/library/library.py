@@ -173,9 +173,10 @@ class Library:
         self.db.close()
 
     # -- writing ------------------------------------------------------------------------------
-    def index(self, paths, *, jobs: int = 1, origin: str = "path", progress: ingest.Progress | None = None,
+    def index(self, paths, *, jobs: int | None = None, origin: str = "path", progress: ingest.Progress | None = None,
               on_batch=None) -> ingest.Progress:
-        """Bring the library up to date with the files under `paths` (see `ingest`)."""
+        """Bring the library up to date with the files under `paths` (see `ingest`), cooking
+        in `jobs` processes (by default one per CPU core)."""
         return ingest.Indexer(self.db, jobs=jobs, origin=origin, progress=progress, on_batch=on_batch).run(paths)
 
     def prune(self) -> int:

@@ -37,10 +37,10 @@ def private_uploads() -> bool:
     return os.environ.get(PRIVATE_ENV, "").strip() == "1"
 
 
-def jobs() -> int:
-    """Processes indexing the given paths (`serve --jobs N`)."""
+def jobs() -> int | None:
+    """Processes indexing the given paths (`serve --jobs N`; None: the library's default)."""
     value = os.environ.get(JOBS_ENV, "").strip()
-    return int(value) if value.isdigit() and int(value) > 0 else 1
+    return int(value) if value.isdigit() and int(value) > 0 else None
 
 
 def whole_library() -> bool:

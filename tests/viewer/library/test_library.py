@@ -158,7 +158,7 @@ def test_identical_files_in_two_places_share_runs_and_each_place_lists_them(libr
 
 
 def test_a_process_pool_writes_the_same_runs(library, tmp_path):
-    for i in range(6):
+    for i in range(8):
         chat_log(tmp_path / "d" / f"{i}.jsonl", f"question {i} zqpool{i}")
     monkey = ingest.BATCH_FILES
     ingest.BATCH_FILES = 2
@@ -166,7 +166,7 @@ def test_a_process_pool_writes_the_same_runs(library, tmp_path):
         p = library.index([tmp_path / "d"], jobs=2)
     finally:
         ingest.BATCH_FILES = monkey
-    assert p.cooked == 6
+    assert p.cooked == 8
     assert set(library.runs_in(EVERYTHING)) == ids_of(tmp_path / "d")
     assert [h.run["path"] for h in library.search("zqpool4", EVERYTHING)] == [str(tmp_path / "d" / "4.jsonl")]
 
