@@ -42,20 +42,21 @@ TRACE_COLUMNS = ("input_id", "family", "parent", "pos", "title", "task", "format
 class Dialect:
     name: str
     id_column: str  # an auto-numbered primary key
+    path: str  # text compared byte by byte (a folder's files are one range of paths)
     blob: str
     real: str
     text_index: tuple[str, ...]  # statements creating the full-text index over `texts`
 
 
 SQLITE = Dialect(
-    "sqlite", "INTEGER PRIMARY KEY", "BLOB", "REAL",
+    "sqlite", "INTEGER PRIMARY KEY", "TEXT", "BLOB", "REAL",
     # A contentless index (the text is kept once, compressed, in `texts`); the default
     # tokenizer splits snake_case and dotted names, which search asks for as phrases, so
     # positions are kept (detail=full).
     ("CREATE VIRTUAL TABLE IF NOT EXISTS items_fts USING fts5(body, content='')",),
 )
 POSTGRES = Dialect(
-    "postgresql", "BIGSERIAL PRIMARY KEY", "BYTEA", "DOUBLE PRECISION",
+    "postgresql", "BIGSERIAL PRIMARY KEY", 'TEXT COLLATE "C"', "BYTEA", "DOUBLE PRECISION",
     # One row per item: the tsvector of its text split as SQLite's tokenizer splits it
     # (`search.words`), so both find the same runs.
     ("CREATE TABLE IF NOT EXISTS items (key BIGINT PRIMARY KEY, tsv tsvector NOT NULL)",
@@ -69,7 +70,7 @@ def _schema(d: Dialect) -> list[str]:
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         f"""CREATE TABLE IF NOT EXISTS inputs (
             id {d.id_column},
-            path TEXT NOT NULL UNIQUE,
+            path {d.path} NOT NULL UNIQUE,
             root TEXT NOT NULL,
             name TEXT NOT NULL,
             origin TEXT NOT NULL,

@@ -281,7 +281,7 @@ class Indexer:
         for raw in paths:
             base = os.path.realpath(raw)
             rows = self.db.query("SELECT id, path, size, mtime_ns, digest, cooker, reads, gone FROM inputs "
-                                 "WHERE path = ? OR substr(path, 1, ?) = ?", (base, len(base) + 1, base + os.sep))
+                                 "WHERE path = ? OR (path >= ? AND path < ?)", (base, *below(base)))
             for r in rows:
                 out[r[1]] = dict(zip(("id", "path", "size", "mtime_ns", "digest", "cooker", "reads", "gone"), r))
         return out
@@ -467,12 +467,18 @@ def _batches(files: list[FileStat]):
 
 def forget(db: Database, path: str) -> None:
     """Drop every input at or under `path`, with its runs."""
-    rows = db.query("SELECT id, digest FROM inputs WHERE path = ? OR substr(path, 1, ?) = ?",
-                    (path, len(path) + 1, path + os.sep))
+    rows = db.query("SELECT id, digest FROM inputs WHERE path = ? OR (path >= ? AND path < ?)",
+                    (path, *below(path)))
     with db.transaction():
         for input_id, digest in rows:
             _release(db, input_id)
             db.execute("DELETE FROM inputs WHERE id = ?", (input_id,))
+
+
+def below(folder: str) -> tuple[str, str]:
+    """The range of paths below a folder: from "folder/" up to "folder0" ("0" follows "/")."""
+    base = folder.rstrip(os.sep)
+    return base + os.sep, base + chr(ord(os.sep) + 1)
 
 
 def prune(db: Database) -> int:

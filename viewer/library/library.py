@@ -60,9 +60,9 @@ class Scope:
         if self.everything:
             return f"{alias}.gone = 0", ()
         parts, params = [], []
-        for p in self.paths:
-            parts.append(f"{alias}.path = ? OR substr({alias}.path, 1, ?) = ?")
-            params += [p, len(p) + 1, p.rstrip(os.sep) + os.sep]
+        for p in self.paths:  # the file, or the range of paths below the folder (indexed)
+            parts.append(f"{alias}.path = ? OR ({alias}.path >= ? AND {alias}.path < ?)")
+            params += [p, *ingest.below(p)]
         if self.uploads:
             parts.append(f"{alias}.id IN ({', '.join('?' * len(self.uploads))})")
             params += list(self.uploads)

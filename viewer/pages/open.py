@@ -32,7 +32,7 @@ def page() -> None:
                "drop files, a folder or a zip. Everything stays on this server.")
     _uploads()
     _samples()
-    job = state.start_indexing_and_wait()
+    job = state.start_indexing_and_wait(rescan=True)
     _progress(job)
     scope = state.scope()
     _runs(scope)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.resources
 import os
 import threading
+import time
 from pathlib import Path
 
 import streamlit as st
@@ -31,6 +32,8 @@ WHOLE_LIBRARY_ENV = "TRACEVIEW_WHOLE_LIBRARY"
 JOBS_ENV = "TRACEVIEW_JOBS"
 # How long a page waits for the start-up indexing before showing what is there so far.
 INDEX_WAIT_S = 5.0
+# The Open page scans the given paths again when the last scan is older than this.
+RESCAN_S = 15.0
 
 
 def private_uploads() -> bool:
@@ -65,10 +68,12 @@ def _lookup_store() -> Store:
 
 
 class Indexing:
-    """The start-up indexing of some paths, in a thread: its progress, and its error if any."""
+    """One indexing of some paths, in a thread: its progress, and its error if any."""
 
-    def __init__(self, paths: tuple[str, ...], origin: str):
+    def __init__(self, paths: tuple[str, ...], origin: str, first: bool = True):
         self.paths = paths
+        self.first = first  # the server's start-up indexing (pages wait a moment for it)
+        self.started = time.monotonic()
         self.progress = ingest.Progress()
         self.error: str | None = None
         self.thread = threading.Thread(target=self._run, args=(origin,), name="traceview-index", daemon=True)
@@ -86,10 +91,27 @@ class Indexing:
         return not self.thread.is_alive()
 
 
+class Following:
+    """The paths a server was given, indexed at start and scanned again (new, changed and
+    removed files) when the Open page is read after RESCAN_S seconds."""
+
+    def __init__(self, paths: tuple[str, ...], origin: str):
+        self.paths, self.origin = paths, origin
+        self._lock = threading.Lock()
+        self.job = Indexing(paths, origin)
+
+    def current(self, rescan: bool = False) -> Indexing:
+        with self._lock:
+            job = self.job
+            if rescan and job.progress.done and time.monotonic() - job.started >= RESCAN_S:
+                self.job = Indexing(self.paths, self.origin, first=False)
+            return self.job
+
+
 @st.cache_resource(show_spinner=False)
-def indexing(paths: tuple[str, ...], origin: str) -> Indexing:
-    """The indexing of `paths` started by this server (once per set of paths)."""
-    return Indexing(paths, origin)
+def indexing(paths: tuple[str, ...], origin: str) -> Following:
+    """The indexing of `paths` this server keeps up (one per set of paths)."""
+    return Following(paths, origin)
 
 
 def start_paths() -> tuple[tuple[str, ...], str]:
@@ -99,13 +121,14 @@ def start_paths() -> tuple[tuple[str, ...], str]:
     return tuple(str(p) for p in sample_dirs()), "sample"
 
 
-def start_indexing() -> Indexing | None:
-    """Index what the server was started with (in the background; once). None when the
-    server shows its whole library as it is."""
+def start_indexing(rescan: bool = False) -> Indexing | None:
+    """The indexing of what the server was started with (started in the background once; with
+    `rescan`, again when the last one is older than RESCAN_S). None when the server shows its
+    whole library as it is."""
     if whole_library():
         return None
     paths, origin = start_paths()
-    return indexing(paths, origin) if paths else None
+    return indexing(paths, origin).current(rescan) if paths else None
 
 
 def session_id() -> str | None:
@@ -187,10 +210,11 @@ def find_trace(trace_id) -> tuple[Collection, dict] | None:
     return _lookup_store().find_trace(trace_id, reachable())
 
 
-def start_indexing_and_wait() -> Indexing | None:
-    """Start (once) the indexing of what the server was given, and wait a moment for it."""
-    job = start_indexing()
-    if job is not None:
+def start_indexing_and_wait(rescan: bool = False) -> Indexing | None:
+    """Start (once) the indexing of what the server was given, and wait a moment for the first
+    one (a later scan is followed by the Open page's progress, never waited for)."""
+    job = start_indexing(rescan)
+    if job is not None and job.first:
         job.wait(INDEX_WAIT_S)
     return job
 
