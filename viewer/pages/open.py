@@ -258,7 +258,7 @@ def _runs_table(scope: Scope, labels: dict[str, str], total: int, group) -> None
         _by_task(runs_frame(found.rows, labels, []))
         return
     _facet_line(lib.facets(q, scope))
-    s1, s2, s3 = st.columns([2, 1, 5], vertical_alignment="bottom")
+    s1, s2, s3 = st.columns([2, 1.5, 4.5], vertical_alignment="bottom")
     q.sort = s1.selectbox("Sort by", list(SORT_LABELS), format_func=SORT_LABELS.get, key="tv_runs_sort")
     q.descending = s2.toggle("Descending", key="tv_runs_desc")
     matching = lib.count_runs(q, scope)
