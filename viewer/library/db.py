@@ -130,6 +130,7 @@ class Database:
     """One connection per thread to one library database; `?` placeholders everywhere."""
 
     dialect: Dialect
+    conflicts: tuple  # what a write meeting another writer's rows raises (retried)
 
     def __init__(self, location: str):
         self.location = location
@@ -224,6 +225,7 @@ MIGRATIONS: dict[tuple[str, int], tuple[str, ...]] = {}
 
 class SQLiteDatabase(Database):
     dialect = SQLITE
+    conflicts = (sqlite3.IntegrityError,)
 
     def _connect(self):
         Path(self.location).parent.mkdir(parents=True, exist_ok=True)
@@ -252,6 +254,12 @@ class SQLiteDatabase(Database):
 
 class PostgresDatabase(Database):
     dialect = POSTGRES
+
+    @property
+    def conflicts(self):
+        import psycopg
+
+        return (psycopg.errors.UniqueViolation,)
 
     def _connect(self):
         try:

@@ -51,6 +51,7 @@ def cooker() -> str:
     return f"{COOKER}; {pipeline.cooker_identity()}"
 BATCH_FILES = 64
 MAX_JOBS = 8
+WRITE_ATTEMPTS = 3
 
 
 def default_jobs() -> int:
@@ -329,37 +330,50 @@ class Indexer:
                     self._write(fut.result())
 
     def _write(self, result: dict) -> None:
-        db, p = self.db, self.progress
-        now = time.time()
-        with db.transaction():
-            for item in result["inputs"]:
-                f: FileStat | None = item["file"]
-                entry = item["entry"]
-                old = db.one("SELECT id, digest FROM inputs WHERE path = ?", (f.path,))
-                if old is not None:
-                    _release(self.db, old[0])
-                values = (f.root, entry["name"], self.origin, f.size, f.mtime_ns, entry.get("digest"),
-                          entry.get("format"), orjson.dumps(entry.get("problems") or []).decode(),
-                          entry.get("note"), "[]", self.cooker, now)
-                if old is None:
-                    row = db.one("INSERT INTO inputs (root, name, origin, size, mtime_ns, digest, format, problems, "
-                                 "note, reads, cooker, indexed_at, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                                 "RETURNING id", (*values, f.path))
-                    input_id = row[0]
-                else:
-                    input_id = old[0]
-                    db.execute("UPDATE inputs SET root = ?, name = ?, origin = ?, size = ?, mtime_ns = ?, digest = ?, "
-                               "format = ?, problems = ?, note = ?, reads = ?, cooker = ?, indexed_at = ?, gone = 0 "
-                               "WHERE id = ?", (*values, input_id))
-                self._put(input_id, item)
-                p.cooked += 1
-                p.runs += len(item["rows"])
-                p.problems += len(entry.get("problems") or [])
-                p.current = f.name
-            for name, reader in result["read_with"].items():
-                self.read_with[name] = reader
+        """Write a batch in one transaction. Another indexer writing the same files at the same
+        moment (two app instances on one library) makes it fail on a unique key: it is then
+        written again over what the other wrote (the same files cook to the same rows)."""
+        for attempt in range(WRITE_ATTEMPTS):
+            try:
+                with self.db.transaction():
+                    self._write_batch(result)
+                break
+            except self.db.conflicts:
+                if attempt == WRITE_ATTEMPTS - 1:
+                    raise
+        p = self.progress
+        for item in result["inputs"]:
+            p.cooked += 1
+            p.runs += len(item["rows"])
+            p.problems += len(item["entry"].get("problems") or [])
+            p.current = item["file"].name
+        self.read_with.update(result["read_with"])
         if self.on_batch is not None:
             self.on_batch()
+
+    def _write_batch(self, result: dict) -> None:
+        db = self.db
+        now = time.time()
+        for item in result["inputs"]:
+            f: FileStat = item["file"]
+            entry = item["entry"]
+            old = db.one("SELECT id, digest FROM inputs WHERE path = ?", (f.path,))
+            if old is not None:
+                _release(db, old[0])
+            values = (f.root, entry["name"], self.origin, f.size, f.mtime_ns, entry.get("digest"),
+                      entry.get("format"), orjson.dumps(entry.get("problems") or []).decode(),
+                      entry.get("note"), "[]", self.cooker, now)
+            if old is None:
+                row = db.one("INSERT INTO inputs (root, name, origin, size, mtime_ns, digest, format, problems, "
+                             "note, reads, cooker, indexed_at, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                             "RETURNING id", (*values, f.path))
+                input_id = row[0]
+            else:
+                input_id = old[0]
+                db.execute("UPDATE inputs SET root = ?, name = ?, origin = ?, size = ?, mtime_ns = ?, digest = ?, "
+                           "format = ?, problems = ?, note = ?, reads = ?, cooker = ?, indexed_at = ?, gone = 0 "
+                           "WHERE id = ?", (*values, input_id))
+            self._put(input_id, item)
 
     def _put(self, input_id: int, item: dict) -> None:
         """Write an input's runs. Identical files in two places cook to the same runs: each

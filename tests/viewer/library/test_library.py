@@ -266,3 +266,29 @@ def test_search_keeps_to_the_scope_and_the_filters(searchable, tmp_path):
     inside = Scope(paths=(str(tmp_path / "s"),))
     assert "x.jsonl" not in names(searchable.search("zqcommon", inside))
     assert names(searchable.search("zqcommon", EVERYTHING, query=RunsQuery(models=("claude-3",)))) == {"x.jsonl"}
+
+
+def test_two_indexers_writing_the_same_files_at_once_both_finish(library, tmp_path, monkeypatch):
+    """Two app instances on one library index the same new folder: the second writer meets the
+    first's rows on a unique key, writes its batch again over them, and the library holds each
+    run once."""
+    for i in range(3):
+        chat_log(tmp_path / "d" / f"{i}.jsonl", f"question {i} zqtwice")
+    other = Library(library.location)
+    real = library.db.one
+    raced = []
+
+    def racing(q, params=()):
+        row = real(q, params)
+        if q.startswith("SELECT id, digest FROM inputs WHERE path") and not raced:
+            raced.append(True)  # the other instance writes the same files between look-up and insert
+            other.index([tmp_path / "d"], jobs=1)
+        return row
+
+    monkeypatch.setattr(library.db, "one", racing)
+    p = library.index([tmp_path / "d"], jobs=1)
+    assert raced and p.cooked == 3
+    assert sorted(library.runs_in(EVERYTHING)) == sorted(ids_of(tmp_path / "d"))
+    assert len(library.search("zqtwice", EVERYTHING)) == 3
+    assert library.stats()["inputs"] == 3
+    other.close()
