@@ -13,10 +13,11 @@ Tables (schema version `SCHEMA_VERSION`, migrated on open):
   for pages over many runs (metrics, compare, battles).
 - `blobs`: each family's cooked document, zstd-compressed JSON, read when a run is opened.
 - `groups`: evaluation logs (an Inspect log's task, model, metrics), JSON, per input.
-- `texts`: per run, the searchable text of each timeline item (zstd-compressed JSON of
-  [n, text] pairs), which the full-text index covers (without a copy of the text: an item's
-  key in the index is its run's `texts.id` times ITEM_SLOTS plus its place in that list) and
-  snippets are cut from.
+- `texts`: per run, the searchable text of each timeline item, in pieces of consecutive items
+  (zstd-compressed JSON of [n, text] pairs, about TEXT_PIECE characters a piece), which the
+  full-text index covers (without a copy of the text: an item's key in the index is its
+  piece's `texts.id` times ITEM_SLOTS plus its place in the piece) and snippets are cut from
+  (reading one piece, not the run's whole text).
 """
 from __future__ import annotations
 
@@ -116,8 +117,9 @@ def _schema(d: Dialect) -> list[str]:
             PRIMARY KEY (input_id, pos))""",
         f"""CREATE TABLE IF NOT EXISTS texts (
             id {d.id_column},
-            trace TEXT NOT NULL UNIQUE,
+            trace TEXT NOT NULL,
             data {d.blob} NOT NULL)""",
+        "CREATE INDEX IF NOT EXISTS texts_trace ON texts (trace)",
         *d.text_index,
     ]
 

@@ -61,7 +61,7 @@ def default_jobs() -> int:
     except AttributeError:  # pragma: no cover - not on Linux
         cores = os.cpu_count() or 1
     return max(1, min(cores, MAX_JOBS))
-BATCH_BYTES = 48 * 1024**2
+BATCH_BYTES = 16 * 1024**2
 MAX_TEXT = 1 << 20  # characters of one timeline item kept for search
 ZSTD_LEVEL = 3
 
@@ -133,7 +133,8 @@ def cook_batch(files: list[FileStat], origin: str = "path") -> dict:
             item["blobs"].append((root, z.compress(orjson.dumps(
                 _family_doc(members, messages, requests, tools, entry, my_groups)))))
             for t in members:
-                item["texts"][t["id"]] = list(_item_texts(t, messages, requests))
+                item["texts"][t["id"]] = [(z.compress(orjson.dumps(piece)), piece)
+                                          for piece in _pieces(_item_texts(t, messages, requests))]
                 item["rows"].append(_trace_row(t, len(item["rows"]), root, group_of.get(t["id"]), origin,
                                                stub(t, requests)))
         item["groups"].extend(orjson.dumps(g).decode() for g in my_groups)
@@ -201,6 +202,22 @@ def stub(trace: dict, requests: dict) -> str:
     out = {k: v for k, v in trace.items() if k not in STUB_LEAVES}
     out["by_model"] = md.model_usage(trace, requests)
     return orjson.dumps(out).decode()
+
+
+TEXT_PIECE = 64 * 1024  # characters of item text a piece of a run's texts holds (at least one item)
+
+
+def _pieces(items):
+    """Consecutive items in pieces of about TEXT_PIECE characters."""
+    piece, size = [], 0
+    for item in items:
+        if piece and size + len(item[1]) > TEXT_PIECE:
+            yield piece
+            piece, size = [], 0
+        piece.append(item)
+        size += len(item[1])
+    if piece:
+        yield piece
 
 
 def _trace_row(t: dict, pos: int, family: str, group, origin: str, stub_json: str) -> tuple:
@@ -387,11 +404,10 @@ class Indexer:
         db.executemany("INSERT INTO groups (input_id, pos, data) VALUES (?, ?, ?)",
                        [(input_id, i, g) for i, g in enumerate(item["groups"])])
         drop_texts(db, list(item["texts"]))  # as another copy (or an older cook) indexed them
-        z = _zstd()
-        for tid, items in item["texts"].items():
-            row = db.one("INSERT INTO texts (trace, data) VALUES (?, ?) RETURNING id",
-                         (tid, z.compress(orjson.dumps(items))))
-            db.add_items(row[0] * ITEM_SLOTS, items)
+        for tid, pieces in item["texts"].items():
+            for data, items in pieces:
+                row = db.one("INSERT INTO texts (trace, data) VALUES (?, ?) RETURNING id", (tid, data))
+                db.add_items(row[0] * ITEM_SLOTS, items)
 
     def _settle_companions(self, cooked_paths: list[str]) -> None:
         """Companion files (read with another input) say which input read them, or that none

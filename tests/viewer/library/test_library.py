@@ -292,3 +292,26 @@ def test_two_indexers_writing_the_same_files_at_once_both_finish(library, tmp_pa
     assert len(library.search("zqtwice", EVERYTHING)) == 3
     assert library.stats()["inputs"] == 3
     other.close()
+
+
+def test_a_long_runs_text_is_kept_in_pieces_and_a_hit_in_a_later_piece_names_its_item(library, tmp_path):
+    turns = [f"turn {i} " + "filler words " * 700 for i in range(12)]  # about 110,000 characters
+    turns[10] += " the zqlatepiece marker"
+    log = chat_log(tmp_path / "long" / "log.jsonl", *turns)
+    library.index([log])
+    (tid,) = ids_of(log)
+    assert library.db.one("SELECT count(*) FROM texts WHERE trace = ?", (tid,))[0] > 1
+    (hit,) = library.search("zqlatepiece", EVERYTHING)
+    fam = library.family(tid)
+    trace = fam["traces"][0]
+    messages = {m["id"]: m for m in fam["messages"]}
+    requests = {r["id"]: r for r in fam["requests"]}
+    b = conv.in_time_order(trace, requests, messages)
+    items = conv.build_items(b.message_ids, messages, [requests[r] for r in trace["requests"]], b.errors, b.marks)
+    assert "zqlatepiece" in conv.item_text(items[hit.n - 1])
+    assert f"{SNIPPET_OPEN}zqlatepiece{SNIPPET_CLOSE}" in hit.snippet
+    # Taken out whole when the file changes.
+    chat_log(log, "short now")
+    library.index([log])
+    assert library.search("zqlatepiece", EVERYTHING) == []
+    assert library.db.one("SELECT count(*) FROM texts")[0] == 1
