@@ -222,6 +222,17 @@ def searchable(library, tmp_path):
     return library
 
 
+def hit_text(library, hit) -> str:
+    """The text of the timeline item a hit names, as the Timeline numbers its items."""
+    fam = library.family(hit.run["id"])
+    trace = next(t for t in fam["traces"] if t["id"] == hit.run["id"])
+    messages = {m["id"]: m for m in fam["messages"]}
+    requests = {r["id"]: r for r in fam["requests"]}
+    b = conv.in_time_order(trace, requests, messages)
+    items = conv.build_items(b.message_ids, messages, [requests[r] for r in trace["requests"]], b.errors, b.marks)
+    return conv.item_text(items[hit.n - 1])
+
+
 def names(hits) -> set[str]:
     return {Path(h.run["path"]).name for h in hits}
 
@@ -250,13 +261,7 @@ def test_any_input_is_a_safe_search(searchable, query):
 
 def test_a_hit_names_the_item_that_matched_and_marks_the_words(searchable):
     (hit,) = searchable.search("zq_snake_marker", EVERYTHING)
-    fam = searchable.family(hit.run["id"])
-    trace = fam["traces"][0]
-    messages = {m["id"]: m for m in fam["messages"]}
-    requests = {r["id"]: r for r in fam["requests"]}
-    b = conv.in_time_order(trace, requests, messages)
-    items = conv.build_items(b.message_ids, messages, [requests[r] for r in trace["requests"]], b.errors, b.marks)
-    assert "zq_snake_marker" in conv.item_text(items[hit.n - 1])
+    assert "zq_snake_marker" in hit_text(searchable, hit)
     assert f"call {SNIPPET_OPEN}zq_snake_marker{SNIPPET_CLOSE} in" in hit.snippet
 
 
@@ -302,13 +307,7 @@ def test_a_long_runs_text_is_kept_in_pieces_and_a_hit_in_a_later_piece_names_its
     (tid,) = ids_of(log)
     assert library.db.one("SELECT count(*) FROM texts WHERE trace = ?", (tid,))[0] > 1
     (hit,) = library.search("zqlatepiece", EVERYTHING)
-    fam = library.family(tid)
-    trace = fam["traces"][0]
-    messages = {m["id"]: m for m in fam["messages"]}
-    requests = {r["id"]: r for r in fam["requests"]}
-    b = conv.in_time_order(trace, requests, messages)
-    items = conv.build_items(b.message_ids, messages, [requests[r] for r in trace["requests"]], b.errors, b.marks)
-    assert "zqlatepiece" in conv.item_text(items[hit.n - 1])
+    assert "zqlatepiece" in hit_text(library, hit)
     assert f"{SNIPPET_OPEN}zqlatepiece{SNIPPET_CLOSE}" in hit.snippet
     # Taken out whole when the file changes.
     chat_log(log, "short now")
