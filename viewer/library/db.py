@@ -84,8 +84,7 @@ def _schema(d: Dialect) -> list[str]:
             reads TEXT NOT NULL,
             cooker TEXT NOT NULL,
             indexed_at {d.real} NOT NULL,
-            gone INTEGER NOT NULL DEFAULT 0,
-            same_as BIGINT)""",
+            gone INTEGER NOT NULL DEFAULT 0)""",
         "CREATE INDEX IF NOT EXISTS inputs_root ON inputs (root)",
         "CREATE INDEX IF NOT EXISTS inputs_digest ON inputs (digest)",
         f"""CREATE TABLE IF NOT EXISTS traces (
@@ -122,6 +121,12 @@ def _schema(d: Dialect) -> list[str]:
         "CREATE INDEX IF NOT EXISTS texts_trace ON texts (trace)",
         *d.text_index,
     ]
+
+
+def chunks(items: list, n: int = 500):
+    """`items` n at a time (a query's `IN (...)` list stays short)."""
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
 
 
 class LibraryError(Exception):

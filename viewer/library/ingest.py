@@ -31,7 +31,7 @@ from parsers.pipeline import FileStat
 from viewer.analysis import conversation as conv
 from viewer.analysis import metrics as md
 from viewer.analysis import runs as runs_analysis
-from viewer.library.db import ITEM_SLOTS, TRACE_COLUMNS, Database
+from viewer.library.db import ITEM_SLOTS, TRACE_COLUMNS, Database, chunks
 from viewer.render import fmt
 
 
@@ -449,11 +449,11 @@ def _release(db: Database, input_id: int) -> None:
     ids = list({tid for tid, _ in held})
     fams = list({fam for _, fam in held})
     still = set()
-    for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
+    for chunk in chunks(ids):
         still.update(r[0] for r in db.query(
             f"SELECT DISTINCT id FROM traces WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
     drop_texts(db, [t for t in ids if t not in still])
-    for chunk in (fams[i:i + 500] for i in range(0, len(fams), 500)):
+    for chunk in chunks(fams):
         kept = {r[0] for r in db.query(
             f"SELECT DISTINCT family FROM traces WHERE family IN ({', '.join('?' * len(chunk))})", chunk)}
         gone = [f for f in chunk if f not in kept]
@@ -464,7 +464,7 @@ def _release(db: Database, input_id: int) -> None:
 def drop_texts(db: Database, trace_ids: list[str]) -> None:
     """Take runs' item texts out of the library and its full-text index."""
     unz = zstandard.ZstdDecompressor()
-    for chunk in (trace_ids[i:i + 500] for i in range(0, len(trace_ids), 500)):
+    for chunk in chunks(trace_ids):
         rows = db.query(f"SELECT id, data FROM texts WHERE trace IN ({', '.join('?' * len(chunk))})", chunk)
         for text_id, data in rows:
             db.drop_items(text_id * ITEM_SLOTS, orjson.loads(unz.decompress(bytes(data))))

@@ -9,14 +9,14 @@ what one server was given (its paths and the uploads it took), or to the whole l
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 import zstandard
 
 from viewer.library import ingest, search
-from viewer.library.db import ITEM_SLOTS, Database, LibraryError, connect
+from viewer.library.db import ITEM_SLOTS, Database, LibraryError, chunks, connect
 from viewer.library.search import SNIPPET_CLOSE, SNIPPET_OPEN
 
 ENV = "TRACEVIEW_LIBRARY"
@@ -80,7 +80,6 @@ SORTS = {"title": "t.title", "task": "t.task", "format": "t.format", "model": "t
 @dataclass
 class RunsQuery:
     """A runs-table question: filters (each empty = all), a sort and a page."""
-    text: str = ""            # full-text search over everything the runs said and did
     contains: str = ""        # a substring of title, task, model or source
     formats: tuple = ()
     models: tuple = ()        # model keys (ingest.model_key)
@@ -150,7 +149,6 @@ class RunsPage:
     rows: list[dict]
     total: int            # rows matching (at most `cap` when counting was cut short)
     capped: bool = False  # more than `total` match; counting stopped
-    hits: dict = field(default_factory=dict)  # run id -> Hit, for a text search
 
 
 COUNT_CAP = 10_000
@@ -189,24 +187,10 @@ class Library:
 
     # -- runs ---------------------------------------------------------------------------------
     def runs(self, q: RunsQuery, scope: Scope) -> RunsPage:
-        """A page of runs matching `q` within `scope`, sorted in the database. With a text
-        search, runs are ordered by relevance (then time) unless another sort is asked."""
+        """A page of runs matching `q` within `scope`, sorted and counted in the database (a text
+        search is `search`)."""
         conds, params = q.where()
         where_scope, scope_params = scope.sql()
-        hits: dict[str, Hit] = {}
-        if q.text.strip():
-            parsed = search.parse(q.text)
-            if parsed.empty:
-                return RunsPage([], 0)
-            found = self.search(q.text, scope, limit=COUNT_CAP, query=q)
-            hits = {h.run["id"]: h for h in found}
-            ids = list(hits)
-            if not ids:
-                return RunsPage([], 0)
-            rows = [h.run for h in found]
-            if q.sort != "relevance":
-                rows = _sorted(rows, q.sort, q.descending)
-            return RunsPage(rows[q.offset:q.offset + q.limit], len(rows), capped=len(rows) >= COUNT_CAP, hits=hits)
         where = " AND ".join([where_scope, *conds])
         base = f"FROM traces t JOIN inputs i ON i.id = t.input_id WHERE {where}"
         total = self.count_runs(q, scope)
@@ -283,11 +267,11 @@ class Library:
         while True:
             matches = self.db.match(parsed, fetch)  # best first
             owner: dict[int, str] = {}  # texts id -> its run
-            for chunk in _chunks(list({key // ITEM_SLOTS for key, _ in matches}), 500):
+            for chunk in chunks(list({key // ITEM_SLOTS for key, _ in matches}), 500):
                 owner.update(self.db.query(f"SELECT id, trace FROM texts WHERE id IN ({', '.join('?' * len(chunk))})",
                                            chunk))
             wanted = set()
-            for chunk in _chunks(list(set(owner.values())), 500):
+            for chunk in chunks(list(set(owner.values())), 500):
                 wanted.update(r[0] for r in self.db.query(
                     f"SELECT t.id FROM traces t JOIN inputs i ON i.id = t.input_id "
                     f"WHERE t.id IN ({', '.join('?' * len(chunk))}) AND {where}", (*chunk, *scope_params, *params)))
@@ -301,7 +285,7 @@ class Library:
             fetch *= 4
         top = list(best.items())[:limit]
         runs = {}
-        for chunk in _chunks([tid for tid, _ in top], 500):
+        for chunk in chunks([tid for tid, _ in top], 500):
             rows = self.db.query(f"SELECT {_RUN_SELECT} FROM traces t JOIN inputs i ON i.id = t.input_id "
                                  f"WHERE t.id IN ({', '.join('?' * len(chunk))}) AND {where}",
                                  (*chunk, *scope_params, *params))
@@ -336,7 +320,7 @@ class Library:
         points to, with `by_model`), in file order; only `ids` when given."""
         where_scope, scope_params = scope.sql()
         out = []
-        for chunk in (_chunks(list(ids), 500) if ids is not None else [None]):
+        for chunk in (chunks(list(ids), 500) if ids is not None else [None]):
             cond = f" AND t.id IN ({', '.join('?' * len(chunk))})" if chunk else ""
             rows = self.db.query(f"SELECT t.stub FROM traces t JOIN inputs i ON i.id = t.input_id WHERE {where_scope}"
                                  f"{cond} ORDER BY i.path, t.pos" + (f" LIMIT {int(limit)}" if limit else ""),
@@ -374,18 +358,6 @@ def _run(r) -> dict:
     return d
 
 
-def _sorted(rows: list[dict], sort: str, descending: bool) -> list[dict]:
-    key = {"model": "models", "duration": "duration_ms", "started": "started_at", "source": "path"}.get(sort, sort)
-    present = [r for r in rows if r.get(key) is not None]
-    missing = [r for r in rows if r.get(key) is None]
-    return sorted(present, key=lambda r: r[key], reverse=descending) + missing
-
-
 def _neg_time(iso) -> str:
     """Newer first among equal ranks: an ISO time's characters inverted for an ascending sort."""
     return "".join(chr(0x10FFFF - ord(c)) for c in iso) if iso else "\U0010ffff"
-
-
-def _chunks(items: list, n: int):
-    for i in range(0, len(items), n):
-        yield items[i:i + n]

@@ -133,6 +133,12 @@ def memory_estimate(obj) -> int:
     return total
 
 
+def upload_label(names: list[str]) -> str:
+    """How an upload is named: its first file, and how many more it holds."""
+    names = sorted(names)
+    return names[0] + (f" and {len(names) - 1} more" if len(names) > 1 else "") if names else "upload"
+
+
 def uploads_key(files: list[tuple[str, bytes]]) -> str:
     h = hashlib.sha256(b"uploads\n")
     for name, data in sorted(files, key=lambda f: f[0]):
@@ -171,9 +177,8 @@ class Store:
             if not d.is_dir() or ".tmp" in d.name:
                 continue
             traces = self.library.runs_in(Scope(paths=(str(d),)))
-            names = sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file())
-            label = names[0] + (f" and {len(names) - 1} more" if len(names) > 1 else "") if names else "upload"
-            out[d.name] = Upload(d.name, label, str(d), traces)
+            names = [p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file()]
+            out[d.name] = Upload(d.name, upload_label(names), str(d), traces)
         return out
 
     # -- uploads ---------------------------------------------------------------------------------
@@ -188,8 +193,7 @@ class Store:
         `private_uploads` only its owners find its runs."""
         key = uploads_key(files)[:32]
         if label is None:
-            names = sorted(n for n, _ in files)
-            label = names[0] + (f" and {len(names) - 1} more" if len(names) > 1 else "") if names else "upload"
+            label = upload_label([n for n, _ in files])
         folder = self.uploads_dir / key
         with self._lock:
             up = self.uploads.get(key)
