@@ -204,11 +204,11 @@ def input_problems(entry: dict, traces) -> list[dict]:
     return out
 
 
-def _expand(paths, problems: list[Problem]):
+def _expand(paths, problems: list[Problem], root: Path | None = None):
     """The sources of paths (within one set of bounds), without the package markers found in
     folders; a marker given by its own path is read like any file."""
     given = {Path(p).name for p in paths if Path(p).is_file()}
-    for src in expand(paths, problems):
+    for src in expand(paths, problems, root):
         if src.basename not in PACKAGE_FILES or src.name in given:
             yield src
 
@@ -275,7 +275,7 @@ def cook_files(files: list[FileStat], read_with: dict[str, str]) -> tuple[dict, 
     for f in files:
         root = Path(f.root)
         if f.path.lower().endswith(".zip"):
-            sources.extend(s for s in _expand([f.path], problems))
+            sources.extend(_expand([f.path], problems, root))  # members named "dir/x.zip!member"
             continue
         try:
             sources.append(from_path(Path(f.path), root))

@@ -305,14 +305,17 @@ def files_of(p: Path, problems: list[Problem]) -> tuple[Iterable[Path], Path] | 
     return None
 
 
-def expand(paths: list[str | Path], problems: list[Problem]) -> Iterator[Source]:
-    """Files, folders (walked recursively, sorted) and zip archives -> Sources, bounded."""
+def expand(paths: list[str | Path], problems: list[Problem], names_from: Path | None = None) -> Iterator[Source]:
+    """Files, folders (walked recursively, sorted) and zip archives -> Sources, bounded. A file
+    given is named by its path relative to `names_from` when given (the folder it was found in)."""
     budget = _Budget(MAX_TOTAL_BYTES)
     for p in paths:
         found = files_of(Path(p), problems)
         if found is None:
             continue
         files, root = found
+        if names_from is not None and Path(p).is_file():
+            root = names_from
         for f in files:
             rel = f.relative_to(root).as_posix()
             if f.suffix.lower() == ".zip":

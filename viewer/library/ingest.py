@@ -115,7 +115,8 @@ def cook_batch(files: list[FileStat], origin: str = "path") -> dict:
     z = _zstd()
     per_file: dict[str, dict] = {}
     for entry in doc["inputs"]:
-        f = by_name.get(entry["name"]) or by_name.get(entry["name"].split(".zip/")[0] + ".zip")
+        # A zip member is named "dir/x.zip!member": the zip is its input.
+        f = by_name.get(entry["name"]) or by_name.get(entry["name"].partition("!")[0])
         if f is None:  # a problem of the listing itself (no file behind it)
             continue
         mine = [traces[t] for t in entry["traces"] if t in traces]

@@ -314,3 +314,20 @@ def test_a_long_runs_text_is_kept_in_pieces_and_a_hit_in_a_later_piece_names_its
     library.index([log])
     assert library.search("zqlatepiece", EVERYTHING) == []
     assert library.db.one("SELECT count(*) FROM texts")[0] == 1
+
+
+def test_a_zip_in_a_subfolder_is_an_input_of_its_own_with_its_runs_and_problems(library, tmp_path):
+    import zipfile
+
+    sub = tmp_path / "d" / "archives"
+    sub.mkdir(parents=True)
+    log = chat_log(tmp_path / "log.jsonl", "inside a zip zqzipped")
+    with zipfile.ZipFile(sub / "runs.zip", "w") as z:
+        z.write(log, "log.jsonl")
+    (sub / "broken.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    p = library.index([tmp_path / "d"])
+    inputs = {i["name"]: i for i in library.inputs(EVERYTHING)}
+    assert set(inputs) == {"archives/runs.zip", "archives/broken.zip"}
+    assert inputs["archives/runs.zip"]["runs"] == 1 and inputs["archives/broken.zip"]["problems"]
+    assert [Path(h.run["path"]).name for h in library.search("zqzipped", EVERYTHING)] == ["runs.zip"]
+    assert library.index([tmp_path / "d"]).to_cook == 0  # recorded: nothing cooked again
