@@ -128,6 +128,8 @@ def cook_batch(files: list[FileStat], origin: str = "path") -> dict:
         item["entry"]["problems"] = [*(item["entry"]["problems"] if entry["name"] != f.name else ()),
                                      *pipeline.input_problems(entry, mine)]
         item["entry"]["format"] = item["entry"]["format"] or entry.get("format")
+        # Members of one zip with the same bytes cook to the same runs: the zip holds each once.
+        mine = [t for t in mine if t["id"] not in item["texts"]]
         fams = _families(mine)
         group_of = {s: g.get("id") for g in my_groups for s in g.get("sides") or () if isinstance(s, str)}
         for root, members in fams.items():

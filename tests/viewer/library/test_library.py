@@ -331,3 +331,16 @@ def test_a_zip_in_a_subfolder_is_an_input_of_its_own_with_its_runs_and_problems(
     assert inputs["archives/runs.zip"]["runs"] == 1 and inputs["archives/broken.zip"]["problems"]
     assert [Path(h.run["path"]).name for h in library.search("zqzipped", EVERYTHING)] == ["runs.zip"]
     assert library.index([tmp_path / "d"]).to_cook == 0  # recorded: nothing cooked again
+
+
+def test_a_zip_holding_the_same_file_twice_holds_its_runs_once(library, tmp_path):
+    import zipfile
+
+    log = chat_log(tmp_path / "log.jsonl", "twice in one zip zqdouble")
+    (tmp_path / "d").mkdir()
+    with zipfile.ZipFile(tmp_path / "d" / "runs.zip", "w") as z:
+        z.write(log, "a/log.jsonl")
+        z.write(log, "b/log.jsonl")
+    p = library.index([tmp_path / "d"])
+    assert p.cooked == 1 and len(library.runs_in(EVERYTHING)) == 1
+    assert len(library.search("zqdouble", EVERYTHING)) == 1
