@@ -407,7 +407,9 @@ def _inputs(scope: Scope) -> None:
     if not inputs:
         return
     labels = sources(scope)
-    inputs.sort(key=lambda i: not i["problems"])  # what this list is read for comes first
+    order = {label: n for n, label in enumerate(labels)}  # uploads first, newest first, as the runs table
+    # what this list is read for comes first: inputs with problems, then by part of the scope
+    inputs.sort(key=lambda i: (not i["problems"], order.get(source_of(i["path"], labels), len(order))))
     st.subheader(f"Inputs · {len(inputs):,}")
     ups = state.my_uploads()
     if ups:
