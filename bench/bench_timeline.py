@@ -20,7 +20,6 @@ Measured (wall time in the browser process, each figure the median of --runs):
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import statistics
 import subprocess
@@ -52,16 +51,10 @@ def generate(workdir: Path) -> dict[str, Path]:
 
 
 def trace_id(path: Path) -> str:
-    """The id `traceview cook` gives the file's first trace, without cooking it."""
-    from parsers.cook.builder import trace_id as make_id
-    from parsers.registry import detect
-    from parsers.io.source import from_path
+    """The id `traceview cook` gives the file's first trace."""
+    from parsers.pipeline import list_runs
 
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return make_id(detect(from_path(path)).name, h.hexdigest(), 0)
+    return list_runs([str(path)])[0][0].trace_id
 
 
 VISIBLE_MSG = shown(".tv-root .tv-msg")

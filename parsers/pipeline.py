@@ -20,6 +20,7 @@ from parsers.cook.pricing import PRICES_ENV, PricesError, read_prices_file  # no
 from parsers.cook.pricing import identity as prices_identity
 from parsers.cook.redact import scrub, scrub_problem, scrub_text
 from parsers.cook.schema import cooked_errors
+from parsers.io.records import looks_binary
 from parsers.io.source import Source, expand, expand_uploads, files_of, from_path
 from parsers.model import (Problem, RunSummary, Scorecard, UnsupportedFormatError, WorkflowFormatError,
                            internal_error)
@@ -57,12 +58,45 @@ class InputSummary:
                 f"{len(self.problems)} problem{'s' * (len(self.problems) != 1)}")
 
 
-def _digest(src: Source) -> str:
+def _digest(src: Source) -> tuple[str, str]:
+    """(the input's SHA-256, its key), in one read: see `input_key`."""
     h = hashlib.sha256()
+    first = bytearray()  # the bytes up to the first complete line that is not blank
+    complete = looks_binary(src.head)  # binary content has no lines: keyed by its digest
     with src.open() as f:
         for chunk in iter(lambda: f.read(1 << 23), b""):
             h.update(chunk)
-    return h.hexdigest()
+            while not complete and chunk:
+                line, nl, chunk = chunk.partition(b"\n")
+                first += line
+                if nl:
+                    complete = bool(first.strip())
+                    if not complete:
+                        first.clear()
+                elif len(first) > FIRST_RECORD_LIMIT:
+                    first, complete = bytearray(), True
+    digest = h.hexdigest()
+    return digest, input_key(bytes(first) if complete else b"", digest)
+
+
+FIRST_RECORD_LIMIT = 1 << 24  # a first line longer than this: the file is keyed by its digest
+
+
+def input_key(first_line: bytes, digest: str) -> str:
+    """What names an input's runs while the file grows (the trace id rule, beside the session
+    ids some formats give): the SHA-256 of its first complete record, which an appended file
+    keeps. That record is the first line that is not blank, when it ends with a newline and is
+    a whole JSON value or plain text; a file without one (one JSON document over many lines,
+    a line not yet finished, binary content) is its own first record: its digest."""
+    text = first_line.strip().removeprefix(b"\xef\xbb\xbf").strip()
+    if not text:
+        return digest
+    if text[:1] in (b"{", b"["):
+        try:
+            orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return digest
+    return hashlib.sha256(b"first record\n" + text).hexdigest()
 
 
 def cook_sources(sources, fmt: str | None = None, problems: list[Problem] | None = None,
@@ -97,7 +131,8 @@ def _cook_sources(sources, fmt, problems, builder, read_with) -> tuple[dict, lis
         for src in sources:
             future = hasher.submit(_digest, src)
             summaries.append(_cook_one(builder, _reading_siblings(src, read_with), forced, fmt,
-                                       lambda f=future, s=src: _result(f, s)))
+                                       lambda f=future, s=src: _result(f, s)[0],
+                                       lambda f=future, s=src: _result(f, s)[1]))
     if settle:
         _companions(builder, summaries, read_with)
     if problems:
@@ -147,14 +182,15 @@ def settle_companion(entry: dict, reader: str | None) -> tuple[str | None, list[
     return None, entry["problems"]
 
 
-def _result(future, src: Source) -> str:
+def _result(future, src: Source) -> tuple[str, str]:
     try:
         return future.result()
     except OSError:  # unreadable after all: an id that still names this input
-        return hashlib.sha256(b"unreadable\n" + src.name.encode()).hexdigest()
+        digest = hashlib.sha256(b"unreadable\n" + src.name.encode()).hexdigest()
+        return digest, digest
 
 
-def _cook_one(builder: DocumentBuilder, src: Source, forced, fmt, digest) -> InputSummary:
+def _cook_one(builder: DocumentBuilder, src: Source, forced, fmt, digest, key) -> InputSummary:
     m0, t0, r0 = len(builder.messages), len(builder.tools), len(builder.requests)
     records = 0
     f = None
@@ -164,7 +200,7 @@ def _cook_one(builder: DocumentBuilder, src: Source, forced, fmt, digest) -> Inp
             return InputSummary(src.name, None, problems=entry["problems"])
         f = forced or detect(src)
         result = f.parse(src, fmt) if forced and fmt != f.name else f.parse(src)
-        entry = builder.add_result(src.name, digest, src.size, result)
+        entry = builder.add_result(src.name, digest, src.size, result, key=key)
         records = result.records or len(entry["traces"])  # one-document formats: a record a trace
     except CompanionFile as e:
         entry = builder.add_failed_input(src.name, digest(), src.size, None, [])
@@ -310,9 +346,9 @@ def list_runs(paths, fmt: str | None = None) -> tuple[list[RunRow], list[InputSu
         try:
             f = forced or detect(src)
             if f.list_runs is not None and f.open_run is not None:
-                digest = _digest(src)
+                _, key = _digest(src)
                 listed = list(f.list_runs(src))
-                rows += [RunRow(src.name, f.name, trace_id(f.name, digest, r.index), r) for r in listed]
+                rows += [RunRow(src.name, f.name, trace_id(f.name, key, r.index, r.session), r) for r in listed]
                 summaries.append(InputSummary(src.name, f.name, records=len(listed), traces=len(listed)))
                 continue
         except (UnsupportedFormatError, WorkflowFormatError, OSError):
@@ -358,7 +394,8 @@ def open_run(path, index: int, fmt: str | None = None) -> tuple[dict, list[Input
         builder = DocumentBuilder()
         try:
             result = f.open_run(src, index)
-            entry = builder.add_result(src.name, _digest(src), src.size, result, first_index=index)
+            digest, key = _digest(src)
+            entry = builder.add_result(src.name, digest, src.size, result, first_index=index, key=key)
         except Exception as e:  # noqa: BLE001
             entry = builder.add_failed_input(src.name, None, src.size, f.name,
                                              [internal_error(src.name, f"the {f.title} reader", e)])

@@ -132,3 +132,10 @@ def _library(tmp_path_factory):
         yield path
     finally:
         os.environ.pop("TRACEVIEW_LIBRARY", None)
+
+
+def another_run(data: bytes, n: int = 1) -> bytes:
+    """JSON lines `data` as a run of their own: the same records, the first written with `n`
+    more spaces (a run is named by its first record when its file names no session)."""
+    assert data.startswith(b"{")
+    return b"{" + b" " * n + data[1:]

@@ -19,8 +19,12 @@ from parsers.model import MODEL_ROLES, USAGE_KINDS, Call, Message, ParsedTrace, 
 SCHEMA_VERSION = 1
 
 
-def trace_id(fmt: str, digest: str, index: int) -> str:
-    return hashlib.sha256(f"{fmt}\n{digest}\n{index}".encode()).hexdigest()[:16]
+def trace_id(fmt: str, key: str, index: int, session: str | None = None) -> str:
+    """A run's id: from its format and the session id its file names it by; else from its
+    format, its input's key (see `parsers.pipeline.input_key`) and its place in the input."""
+    if session is not None:
+        return hashlib.sha256(f"{fmt}\nsession\n{session}".encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{fmt}\n{key}\n{index}".encode()).hexdigest()[:16]
 
 
 class DocumentBuilder:
@@ -93,15 +97,16 @@ class DocumentBuilder:
         return tid
 
     # -- inputs ---------------------------------------------------------------------
-    def add_result(self, name: str, digest, size: int, result: ParseResult, first_index: int = 0) -> dict:
+    def add_result(self, name: str, digest, size: int, result: ParseResult, first_index: int = 0,
+                   key=None) -> dict:
         """Cook every trace of one input and record the input's entry.
 
         `first_index` is the place of the first trace among the input's traces (a run opened
         on its own keeps the id it has when the whole input is cooked).
 
-        `digest` is the input's SHA-256, or a function returning it: trace ids depend on it,
-        so they are given once the traces are cooked, which lets the digest be computed
-        while the input is parsed."""
+        `digest` is the input's SHA-256 and `key` what names its runs (`trace_id`; the
+        digest when not given), each a value or a function returning it: trace ids are given
+        once the traces are cooked, which lets both be computed while the input is parsed."""
         entry = {"name": name, "format": result.format, "digest": None, "size": size,
                  "traces": [], "problems": []}
         added: list[tuple[int, dict, ParsedTrace]] = []
@@ -124,10 +129,15 @@ class DocumentBuilder:
             if t is not None:
                 added.append((index, t, parsed))
         digest = digest() if callable(digest) else digest
+        key = digest if key is None else key() if callable(key) else key
         entry["digest"] = digest
         refs: dict[str, str] = {}
+        sessions: set[str] = set()
         for index, t, parsed in added:
-            _rename_trace(t, trace_id(parsed.format, digest, index))
+            # A session the input names twice names its first run only.
+            session = parsed.session if parsed.session not in sessions else None
+            sessions.add(session)
+            _rename_trace(t, trace_id(parsed.format, key, index, session))
             entry["traces"].append(t["id"])
             if parsed.ref is not None:
                 refs[parsed.ref] = t["id"]

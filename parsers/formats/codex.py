@@ -657,7 +657,7 @@ class _Reader:
             t.duration_ms = float(t.ended_at - t.started_at)
         if self.copied:
             t.meta["copied_from_parent"] = {"records": self.copied, "thread": t.meta.get("parent_session")}
-        t.ref = self.own_id
+        t.ref = t.session = self.own_id
         if t.meta.get("parent_session"):
             # The spawning call, when the copy shows which one it was (one call left running).
             spawn = next(iter(self.copied_open)) if len(self.copied_open) == 1 else None

@@ -436,6 +436,7 @@ class _Reader:
             for cid in run.calls:
                 owner.setdefault(cid, run.ref())
         out = []
+        sid = as_text(next((r.trace.meta.get("session_id") for r in runs if r.key is None), None))
         for run in runs:
             for _, found in run.queued:  # usage of a call whose message is not in the file
                 run.in_response = False
@@ -443,6 +444,7 @@ class _Reader:
                 _apply(run.turn, found)
             t = run.trace
             t.ref = run.ref()
+            t.session = sid if sid is None or run.key is None else f"{sid}/{t.ref}"
             if run.key is not None:
                 self.describe_sub(run, owner)
             models = [turn.model for turn in t.turns.values() if turn.model]

@@ -251,6 +251,7 @@ def _trace(src: Source, session: _Session) -> ParsedTrace:
         trace.duration_ms = trace.ended_at - trace.started_at
     problems.sort(key=lambda p: p.line or 0)  # those met reading and converting, in the file's order
     trace.meta = {k: meta[k] for k in ("sessionId", "projectHash", "kind", "directories") if k in meta}
+    trace.session = as_text(meta.get("sessionId"))
     if session.skipped:
         trace.meta["records_skipped"] = session.skipped
     logged = _logged_prompts(src, meta.get("sessionId"), problems)

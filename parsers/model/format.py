@@ -65,3 +65,4 @@ class RunSummary:
     duration_ms: float | None = None
     messages: int | None = None
     scorecard: Scorecard | None = None
+    session: str | None = None  # as `ParsedTrace.session`

@@ -94,6 +94,9 @@ class ParsedTrace:
     problems: list[Problem] = field(default_factory=list)
     # Reference a format can give so that groups (battles) can point at this trace.
     ref: str | None = None
+    # The id the file itself gives this run (a Claude Code or Codex session id, a sub-agent's
+    # id within it): the trace id derives from it, so a run keeps its id while its file grows.
+    session: str | None = None
     # The trace that started this one (a sub-agent run): (that trace's `ref`, the id of the tool
     # call that started it, or None when no call did). The cook links both ways.
     parent: tuple[str, str | None] | None = None

@@ -12,7 +12,7 @@ import pytest
 
 from parsers import pipeline
 
-from tests.conftest import shared_path
+from tests.conftest import another_run, shared_path
 from tests.e2e.conftest import copy_into, start_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def upload(page, path: Path) -> None:
 
 def test_an_uploaded_log_opens_on_its_timeline(app, page, shots_dir, tmp_path):
     log = tmp_path / "my_upload.jsonl"
-    log.write_bytes((SAMPLES / "api_logs" / "openai_chat.jsonl").read_bytes() + b"\n\n")  # not the sample's bytes
+    log.write_bytes(another_run((SAMPLES / "api_logs" / "openai_chat.jsonl").read_bytes(), 2))  # not the sample's run
     tid = pipeline.cook_uploads([(log.name, log.read_bytes())])[0]["traces"][0]["id"]
     page.goto(app.url)
     ready(page)

@@ -151,7 +151,7 @@ def parse(src: Source, *options) -> ParseResult:
     for run, info in subs:
         with record_guard(problems, run.source, WHO):
             t = read_run(run, info.get("problems", []))
-            _link_agent(t, run, info, spawns, session.ref)
+            _link_agent(t, run, info, spawns, session)
             traces.append(t)
     return ParseResult(format=NAME, traces=traces, problems=problems, records=count)
 
@@ -275,9 +275,12 @@ def _name_run(t: ParsedTrace, run: Run, basename: str) -> None:
     session = stem if stem in named else (named[0] if named else None)
     if run.agent_id is None:
         t.ref = session or SESSION_REF
+        # A file of sidechain lines only, without an agent id, is not its session's own run.
+        t.session = f"{session or ''}/{stem}" if _all_sidechain(run.records) else session
     else:
         t.ref = run.agent_id
         t.parent = (session, None) if session else None
+        t.session = f"{session or ''}/agent-{run.agent_id}"
 
 
 def _all_sidechain(records: list) -> bool:
@@ -347,10 +350,14 @@ def _spawns(session: ParsedTrace, main: Run) -> dict:
     return out
 
 
-def _link_agent(t: ParsedTrace, run: Run, info: dict, spawns: dict, session_ref: str) -> None:
+def _link_agent(t: ParsedTrace, run: Run, info: dict, spawns: dict, session: ParsedTrace) -> None:
     """A sub-agent run: linked to the call that started it (named by the session's results, else
-    by the same prompt), titled by that call's description."""
+    by the same prompt), titled by that call's description; named within the session by its
+    agent id, as when its file is read alone."""
     agent = run.agent_id
+    if agent:
+        t.session = f"{session.session or ''}/agent-{agent}"
+    session_ref = session.ref
     cid = spawns["agent"].get(agent) if agent else None
     if cid is None and t.task:
         ids = spawns["prompt"].get(t.task.strip())

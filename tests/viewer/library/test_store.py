@@ -13,6 +13,7 @@ from parsers.cook.schema import cooked_errors
 from viewer.library import store as store_mod
 from viewer.library.library import Library, Scope
 from viewer.library.store import Store
+from tests.conftest import another_run
 
 SAMPLE_DATA = Path(__file__).resolve().parents[3] / "sample_data"
 SAMPLES = SAMPLE_DATA / "api_logs"
@@ -92,7 +93,7 @@ def test_bad_input_gives_problems_not_errors(lib):
 
 @pytest.mark.parametrize("private", [True, False])
 def test_private_uploads_are_found_only_by_the_sessions_that_uploaded_them(lib, private):
-    data = (SAMPLES / "openai_chat.jsonl").read_bytes() + b"\n\n"  # not the sample's bytes
+    data = another_run((SAMPLES / "openai_chat.jsonl").read_bytes(), 2)  # not the sample's run
     s = Store(lib, private_uploads=private)
     up = s.add_uploads([("mine.jsonl", data)], owner="session-a")
     (tid,) = up.traces
@@ -107,7 +108,7 @@ def test_private_uploads_are_found_only_by_the_sessions_that_uploaded_them(lib, 
 
 
 def test_a_removed_upload_leaves_the_library_and_the_disk(lib):
-    data = (SAMPLES / "openai_chat.jsonl").read_bytes() + b"\n\n\n"
+    data = another_run((SAMPLES / "openai_chat.jsonl").read_bytes(), 3)
     s = Store(lib)
     up = s.add_uploads([("mine.jsonl", data)])
     (tid,) = up.traces
@@ -118,7 +119,7 @@ def test_a_removed_upload_leaves_the_library_and_the_disk(lib):
 
 
 def test_uploads_are_found_again_after_a_restart(lib):
-    data = (SAMPLES / "openai_chat.jsonl").read_bytes() + b"\n\n\n\n"
+    data = another_run((SAMPLES / "openai_chat.jsonl").read_bytes(), 4)
     up = Store(lib).add_uploads([("mine.jsonl", data)], owner="session-a")
     again = Store(lib)  # a new server on the same library
     assert [u.folder for u in again.uploads.values()] == [up.folder]
@@ -126,9 +127,10 @@ def test_uploads_are_found_again_after_a_restart(lib):
 
 
 def test_opened_runs_are_bounded_by_their_memory(lib, tmp_path, monkeypatch):
-    for i in range(4):
+    first, rest = (SAMPLES / "anthropic_messages.jsonl").read_bytes().split(b"\n", 1)
+    for i in range(4):  # four runs: their first records differ
         (tmp_path / "d").mkdir(exist_ok=True)
-        (tmp_path / "d" / f"{i}.jsonl").write_bytes((SAMPLES / "anthropic_messages.jsonl").read_bytes() + b"\n" * i)
+        (tmp_path / "d" / f"{i}.jsonl").write_bytes(b"{" + b" " * i + first[1:] + b"\n" + rest)
     lib.index([tmp_path / "d"])
     ids = lib.runs_in(everything())
     s = Store(lib)

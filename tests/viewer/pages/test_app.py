@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
 from parsers import pipeline
+from tests.conftest import another_run
 
 ROOT = Path(__file__).resolve().parents[3]
 APP = str(ROOT / "app.py")
@@ -298,7 +299,7 @@ def test_an_upload_is_indexed_once_listed_and_removable(monkeypatch):
 
     monkeypatch.setattr(ingest, "cook_batch", counting)
     at = AppTest.from_file(APP, default_timeout=60).run()
-    data = (SAMPLES / "openai_chat.jsonl").read_bytes() + b"\n\n\n"  # its own bytes: no sample shares them
+    data = another_run((SAMPLES / "openai_chat.jsonl").read_bytes(), 3)  # its own run: no sample shares it
     at.file_uploader[0].upload("mine.jsonl", data)
     at.run()
     assert not at.exception
@@ -331,7 +332,7 @@ def test_a_private_upload_opens_only_in_its_own_session(monkeypatch, private):
         monkeypatch.setenv(state.PRIVATE_ENV, "1")
     else:
         monkeypatch.delenv(state.PRIVATE_ENV, raising=False)
-    data = (SAMPLES / "openai_chat.jsonl").read_bytes() + b"\n\n\n\n\n\n\n"  # not the sample's bytes
+    data = another_run((SAMPLES / "openai_chat.jsonl").read_bytes(), 7)  # not the sample's run
     tid = pipeline.cook_uploads([("mine.jsonl", data)])[0]["traces"][0]["id"]
     state.store.clear()
     try:
