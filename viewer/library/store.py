@@ -251,8 +251,12 @@ class Store:
 
     def _family(self, run: dict) -> Collection | None:
         fam = run["family"]
+        held = self.library.input_stat(run["input_id"])
         with self._lock:
             col = self.open.get(fam)
+            if col is not None and col.path == run["path"] and (col.size, col.mtime_ns) != held:
+                del self.open[fam]  # its file changed (it grew, say) and was indexed again
+                col = None
             if col is not None:
                 self.open.move_to_end(fam)
                 return col
@@ -265,7 +269,6 @@ class Store:
             if doc is None:
                 return None
             _link_relatives(self.library, doc)
-            held = self.library.input_stat(run["input_id"])
             col = Collection(fam, run["path"], run["origin"] or "path", doc, path=run["path"],
                              size=held[0], mtime_ns=held[1])
             with self._lock:

@@ -36,6 +36,7 @@ def page() -> None:
     if opened is None:
         return
     tid, col, trace = opened
+    state.follow_run(tid, col)
     rows = col.memo(("request_rows", tid), lambda: rd.tree_rows(trace, col.requests, col.messages, col.traces))
     _header(trace, rows)
     if rows.empty:

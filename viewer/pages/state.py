@@ -17,7 +17,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from viewer.library import ingest
+from viewer.library import follow, ingest
 from viewer.library.library import Library, Scope
 from viewer.library.store import Collection, Store, Upload
 from viewer.pages import nav
@@ -92,20 +92,72 @@ class Indexing:
 
 
 class Following:
-    """The paths a server was given, indexed at start and scanned again (new, changed and
-    removed files) when the Open page is read after RESCAN_S seconds."""
+    """The paths a server was given, indexed at start, then followed: a file that grows,
+    changes, appears or goes is indexed again at once (`follow.Follower`). The bundled samples
+    are not followed; they are scanned again when the Open page is read after RESCAN_S seconds."""
 
     def __init__(self, paths: tuple[str, ...], origin: str):
         self.paths, self.origin = paths, origin
         self._lock = threading.Lock()
         self.job = Indexing(paths, origin)
+        self.follower = follow.Follower(paths, self._again, _changed_library, ignore=_library_file) \
+            if origin == "path" else None
 
     def current(self, rescan: bool = False) -> Indexing:
         with self._lock:
             job = self.job
-            if rescan and job.progress.done and time.monotonic() - job.started >= RESCAN_S:
+            if rescan and self.follower is None and job.progress.done and time.monotonic() - job.started >= RESCAN_S:
                 self.job = Indexing(self.paths, self.origin, first=False)
             return self.job
+
+    def _again(self) -> Indexing:
+        """Index the paths again (after the one running, if any) and wait for it."""
+        self.job.wait(None)
+        with self._lock:
+            job = self.job = Indexing(self.paths, self.origin, first=False)
+        job.wait(None)
+        return job
+
+
+def _changed_library(job: Indexing) -> bool:
+    p = job.progress
+    return bool(p.cooked or p.gone or job.error)
+
+
+def _library_file(path: str) -> bool:
+    """The library's own files (a SQLite library kept in a served folder changes as it is written)."""
+    loc = library().location
+    return library().dialect == "sqlite" and path.startswith(str(loc))
+
+
+def follow_version() -> int | None:
+    """How many times following the server's paths changed the library (None: not following)."""
+    if whole_library() or not START_PATHS:
+        return None
+    paths, origin = start_paths()
+    f = indexing(paths, origin).follower
+    return f.version if f is not None else None
+
+
+FOLLOW_S = 0.5  # how often an open page asks whether what it shows changed
+
+
+def follow_run(tid: str, col: Collection) -> None:
+    """On a page showing one run of a followed file: rerun the page when the run changes."""
+    if follow_version() is not None:
+        _watch_run(tid, col)
+
+
+@st.fragment(run_every=FOLLOW_S)
+def _watch_run(tid: str, col: Collection) -> None:
+    ss = st.session_state
+    version = follow_version()
+    if ss.get("tv_follow_seen") == version:
+        return
+    ss["tv_follow_seen"] = version
+    found = find_trace(tid)
+    if found is None or found[0] is not col:
+        st.rerun()
 
 
 @st.cache_resource(show_spinner=False)

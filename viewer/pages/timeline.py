@@ -60,11 +60,44 @@ def page() -> None:
         cur = _current()
         _set_msg(next((n for n in hits if n >= cur), hits[0]), focus=True)
 
+    arrived = _arrivals(tid, len(items))
     _reading(col, trace, visible, len(items), query, hits, occurrences)
     with header:
         _header(col, trace, everything, len(branches[0].message_ids))
     with controls:
         _filters(branches, list(role_of), bool(hits))
+        if arrived:
+            st.button(f"{len(items) - arrived + 1:,} new message{'s' * (len(items) > arrived)} below",
+                      key="tv_new_messages", icon=":material/arrow_downward:", type="primary",
+                      on_click=_on_new_messages, args=(arrived,), help="the file grew: go to the first new message")
+    state.follow_run(tid, col)
+
+
+def _arrivals(tid: str, n: int) -> int | None:
+    """Where the messages that arrived while the reader was here begin (the file grew and was
+    read again), for the "new messages" marker; None when there are none to point at. A reader
+    at the end (on the last page) follows it instead: the view moves to the new end."""
+    ss = st.session_state
+    was = ss.get("tv_shown")
+    ss["tv_shown"] = (tid, n)
+    new = ss.get("tv_new")
+    if new is not None and new[0] != tid:
+        new = ss["tv_new"] = None
+    if was is not None and was[0] == tid and n > was[1]:
+        if _current() > was[1] - _page_size():  # the last page was being read
+            _set_msg(n, focus=False)
+            new = ss["tv_new"] = None
+        elif new is None:
+            new = ss["tv_new"] = (tid, was[1] + 1)
+    if new is None or _current() >= new[1]:
+        ss["tv_new"] = None
+        return None
+    return new[1]
+
+
+def _on_new_messages(first: int) -> None:
+    st.session_state["tv_new"] = None
+    _set_msg(first, focus=True)
 
 
 @st.fragment
