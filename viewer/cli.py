@@ -156,6 +156,7 @@ BOLD, PLAIN = "\x1b[1m", "\x1b[0m"
 LS_COLUMNS = (("id", "id", 16), ("title", "title", 48), ("format", "format", 14), ("models", "model", 28),
               ("outcome", "outcome", 9), ("score", "score", 5), ("cost", "cost", 9), ("tokens", "tokens", 7),
               ("started_at", "started", 16))
+FORMATS = ("html", "json", "md", "csv", "parquet")  # viewer.library.export.FORMATS, without importing it
 LIBRARY_HELP = ("the library: a SQLite file or a postgresql:// URL (default: $TRACEVIEW_LIBRARY, else "
                 "library.sqlite in the user's data folder)")
 
@@ -375,18 +376,45 @@ def _cmd_export(args) -> int:
         if not count:
             say(f"traceview export: nothing to export: no run in {where}")
             return 1
-        written = export.write_parquet(runs, args.output)
+        if (bad := _export_target(args, count)) is not None:
+            say(f"traceview export: {bad}")
+            return 2
+        try:
+            written = export.write(runs, args.to, args.output)
+        except export.ExportError as e:
+            say(f"traceview export: {e}")
+            return 2
     finally:
         if lib is not None:
             lib.close()
     if written.without_document:
+        left_out = "requests and messages are" if args.to == "parquet" else f"{args.to} is"
         say(f"traceview export: {_counted(len(written.without_document), 'run')} not found in the cooked "
-            f"document the library holds for them, so their requests and messages are left out: "
-            f"{', '.join(written.without_document)}")
-    say(f"{_counted(written.runs, 'run')}, {_counted(written.requests, 'request')}, "
-        f"{_counted(written.messages, 'message')} written to "
-        f"{', '.join(f'{name}.parquet' for name in export.TABLES)} in {args.output}")
+            f"document held for them, so their {left_out} left out: {', '.join(written.without_document)}")
+    if args.to == "parquet":
+        say(f"{_counted(written.runs, 'run')}, {_counted(written.requests, 'request')}, "
+            f"{_counted(written.messages, 'message')} written to "
+            f"{', '.join(f'{name}.parquet' for name in export.TABLES)} in {args.output}")
+    elif len(written.files) > 1:
+        say(f"{_counted(len(written.files) - 1, 'page')} and index.html written to {args.output}")
+    else:
+        say(f"{_counted(written.runs, 'run')} written to {args.output}")
     return 0
+
+
+def _export_target(args, count: int) -> str | None:
+    """Why -o cannot take this export, or None: a folder where one file is written, a file (or
+    a name ending .html) where a folder of pages is."""
+    out = Path(args.output)
+    folder = args.to == "parquet" or (args.to == "html" and count > 1)
+    if folder and out.exists() and not out.is_dir():
+        return f"{args.output} is a file: --to {args.to} of {_counted(count, 'run')} writes a folder (name one)"
+    if folder and args.to == "html" and out.suffix.lower() == ".html":
+        return (f"{_counted(count, 'run')} make one page each and index.html: -o names the folder they go "
+                f"into, not a .html file (or choose one run with --trace ID)")
+    if not folder and out.is_dir():
+        return f"{args.output} is a folder: --to {args.to} writes one file (name the file)"
+    return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -450,17 +478,27 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--json", action="store_true", help="one JSON object per line, every runs-table column")
     ls.set_defaults(func=_cmd_ls)
 
-    ex = sub.add_parser("export", help="write runs, their requests and messages as Parquet tables",
-                        description="Write runs.parquet (one row per run: the runs table, `score` and one "
-                                    "`score: NAME` column per scorer), requests.parquet (one row per request: tokens "
-                                    "of each kind, cost, stop reason, error) and messages.parquet (one row per "
-                                    "message in Timeline order) into DIR, joined by trace_id; for DuckDB, Polars, "
-                                    "pandas or Spark. From INPUT files and folders (cooked now) or from the library.")
+    ex = sub.add_parser("export", help="write runs as pages to read offline (html), the cooked document (json), "
+                                       "Markdown transcripts (md) or tables (csv, parquet)",
+                        description="Export runs from INPUT files and folders (cooked now) or from the library. "
+                                    "html: one page per run that reads offline in any browser (no script, nothing "
+                                    "loaded), sub-agent runs nested under the calls that started them; -o is the "
+                                    "file for one run, a folder (one page per run and index.html) for several. "
+                                    "json: one cooked document of the runs (as `cook` writes it). md: each run as "
+                                    "a Markdown transcript. csv: the runs table, one row per run with `score` and "
+                                    "one `score: NAME` column per scorer. parquet: runs.parquet (the runs table), "
+                                    "requests.parquet (one row per request: tokens of each kind, cost, stop reason, "
+                                    "error) and messages.parquet (one row per message in Timeline order) in the "
+                                    "folder -o, joined by trace_id; for DuckDB, Polars, pandas or Spark.")
     ex.add_argument("inputs", nargs="*", metavar="INPUT", help="files or folders to cook and export (else the library)")
     ex.add_argument("--library", metavar="L", help=LIBRARY_HELP)
     ex.add_argument("--trace", action="append", default=[], metavar="ID", help="only this run (repeat for several)")
-    ex.add_argument("--to", required=True, choices=("parquet",), help="the table format (parquet)")
-    ex.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder to write the tables into")
+    ex.add_argument("--to", required=True, choices=FORMATS,
+                    help="html (pages), json (cooked document), md (transcripts), csv (runs table) or parquet "
+                         "(runs, requests and messages tables)")
+    ex.add_argument("-o", "--output", required=True, metavar="OUT",
+                    help="the file to write (json, md, csv, html of one run) or the folder (parquet, html of "
+                         "several runs)")
     ex.set_defaults(func=_cmd_export)
 
     s = sub.add_parser("serve", help="start the web app on files and folders (indexed into the library), the whole "

@@ -208,8 +208,8 @@ def test_export_refuses_unknown_runs_and_formats(tv, corpus, tmp_path):
     code, _, err = tv("export", "--trace", "0123456789abcdef", "--to", "parquet", "-o", str(tmp_path / "out"))
     assert code == 1 and "no run 0123456789abcdef in the library" in err
     assert not (tmp_path / "out").exists()
-    code, _, err = tv("export", "--to", "csv", "-o", str(tmp_path / "out"))
-    assert code == 2 and "invalid choice: 'csv'" in err
+    code, _, err = tv("export", "--to", "xlsx", "-o", str(tmp_path / "out"))
+    assert code == 2 and "invalid choice: 'xlsx'" in err
     code, _, err = tv("export", str(corpus), "--to", "parquet", "-o", str(tmp_path / "out"))
     assert code == 2 and "not both" in err
 
@@ -230,3 +230,39 @@ def test_counts_must_be_above_zero(tv):
     for args in (("ls", "--limit", "0"), ("search", "finch", "--limit", "-3"), ("index", ".", "--jobs", "two")):
         code, _, err = tv(*args)
         assert code == 2 and "is not a whole number above 0" in err
+
+
+def test_export_formats_are_those_the_library_writes():
+    from viewer import cli
+    from viewer.library import export
+
+    assert cli.FORMATS == export.FORMATS
+
+
+def test_export_pages_transcripts_documents_and_the_runs_table(tv, corpus, tmp_path):
+    tv("index", str(corpus / "api_logs"))
+    logs = sorted((corpus / "api_logs").iterdir())
+    code, _, err = tv("export", "--to", "html", "-o", str(tmp_path / "pages"))
+    assert code == 0, err
+    pages = sorted(p.name for p in (tmp_path / "pages").iterdir())
+    assert len(pages) == len(logs) + 1 and "index.html" in pages
+    assert f"{len(logs)} pages and index.html written" in err
+    one = _ls(tv)[0]["id"]
+    for to, name in (("html", "one.html"), ("md", "one.md"), ("json", "one.json"), ("csv", "one.csv")):
+        code, _, err = tv("export", "--trace", one, "--to", to, "-o", str(tmp_path / name))
+        assert code == 0 and "1 run written" in err, (to, err)
+    assert (tmp_path / "one.html").read_text().startswith("<!DOCTYPE html>")
+    assert json.loads((tmp_path / "one.json").read_text())["traces"][0]["id"] == one
+    assert (tmp_path / "one.csv").read_text().splitlines()[1].startswith(f'"{one}"')
+
+
+def test_export_says_where_a_file_or_a_folder_is_wanted(tv, corpus, tmp_path):
+    tv("index", str(corpus / "api_logs"))
+    code, _, err = tv("export", "--to", "html", "-o", str(tmp_path / "all.html"))
+    assert code == 2 and "-o names the folder" in err and not (tmp_path / "all.html").exists()
+    (tmp_path / "folder").mkdir()
+    code, _, err = tv("export", "--to", "md", "-o", str(tmp_path / "folder"))
+    assert code == 2 and "is a folder: --to md writes one file" in err
+    (tmp_path / "file").write_text("x")
+    code, _, err = tv("export", "--to", "parquet", "-o", str(tmp_path / "file"))
+    assert code == 2 and "is a file" in err and (tmp_path / "file").read_text() == "x"

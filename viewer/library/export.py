@@ -1,5 +1,17 @@
-"""Runs as tables for analysis elsewhere (DuckDB, Polars, pandas, Spark): the runs table,
-every request and every message, written as Parquet files.
+"""Runs exported: as tables for analysis elsewhere (DuckDB, Polars, pandas, Spark), as the
+cooked document, as pages to read offline and as Markdown transcripts.
+
+`write(runs, to, output)` is the one entry point of the `traceview export` command; the
+`*_bytes` helpers give the same files in memory for the app's download buttons.
+
+- `parquet`: `runs.parquet`, `requests.parquet` and `messages.parquet` in a folder (below).
+- `csv`: the runs table (the columns of `runs.parquet`, scores included) in one file.
+- `json`: one cooked document holding the runs (with their sub-agent runs), as `cook` writes it.
+- `md`: each run as a Markdown transcript (`viewer.analysis.transcript`).
+- `html`: one run as a page that stands alone (`viewer.render.export`); several runs as one
+  page each in a folder, with `index.html` listing them.
+
+The tables:
 
 - `runs.parquet`: one row per run, the runs table's columns (as the library holds them), its
   headline `score` and one `score: NAME` column per scorer met.
@@ -23,20 +35,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import io
+import itertools
+import zipfile
+
 import orjson
 import pyarrow as pa
+import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import zstandard
 
 from parsers import pipeline
 from parsers.model import Problem
 from viewer.analysis import conversation as conv
+from viewer.analysis import transcript
 from viewer.analysis.runs import SCORE_PREFIX
 from viewer.library import ingest
 from viewer.library.db import TRACE_COLUMNS
 from viewer.library.library import RUN_FIELDS, Library, RunsQuery, Scope
+from viewer.render import export as export_pages
 
 TABLES = ("runs", "requests", "messages")
+FORMATS = ("html", "json", "md", "csv", "parquet")
+ONE_FILE = ("json", "md", "csv")  # always one file; html is one file for one run, a folder for more
+SUFFIX = {"html": ".html", "json": ".json", "md": ".md", "csv": ".csv"}
 PAGE = 500          # runs read from a library at a time
 ROW_GROUP = 10_000  # requests or messages written at a time
 
@@ -199,6 +221,7 @@ class Written:
     # Runs whose cooked document did not hold them: their row is written, their requests and
     # messages could not be.
     without_document: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)  # what was written
 
 
 def write_parquet(runs: Iterable[tuple[dict, dict]], folder) -> Written:
@@ -257,3 +280,154 @@ class _Stream:
         if exc[0] is None:
             self.flush()
         self.writer.close()
+
+
+# -- every format -------------------------------------------------------------------------------
+
+class ExportError(ValueError):
+    """An export that cannot be made as asked (the message says why, in plain words)."""
+
+
+def write(runs: Iterable[tuple[dict, dict]], to: str, output) -> Written:
+    """Write `runs` ((runs row, family document) pairs) as `to` at `output`: a file for csv,
+    json and md and for html of one run; a folder for parquet, and for html of several runs
+    (one page per run, named by its id, and index.html). Runs are read once, as they come."""
+    if to not in FORMATS:
+        raise ExportError(f"unknown export format {to!r} (one of {', '.join(FORMATS)})")
+    output = Path(output)
+    if to == "parquet":
+        written = write_parquet(runs, output)
+        written.files = [output / f"{name}.parquet" for name in TABLES]
+        return written
+    runs = iter(runs)
+    first = list(itertools.islice(runs, 2))
+    runs = itertools.chain(first, runs)
+    written = Written()
+    if to == "html" and len(first) > 1:
+        if output.exists() and not output.is_dir():
+            raise ExportError(f"{output} is a file: the pages of several runs go into a folder (name one)")
+        listed = []
+        for run, doc in _counted(runs, written):
+            name = f"{run['id']}.html"
+            _replace(output / name, html_bytes(run, doc))
+            written.files.append(output / name)
+            listed.append((name, _trace(run, doc)))
+        _replace(output / "index.html", export_pages.index_page(listed).encode("utf-8"))
+        written.files.append(output / "index.html")
+        return written
+    if output.is_dir():
+        raise ExportError(f"{output} is a folder: {to} is written to one file (name the file)")
+    if to == "csv":  # the runs rows are all it needs
+        rows = [run for run, _ in runs]
+        written.runs, data = len(rows), csv_bytes(rows)
+    elif to == "json":
+        data = json_bytes(_counted(runs, written))
+    elif to == "md":
+        data = md_bytes(_counted(runs, written))
+    else:
+        data = b"".join(html_bytes(run, doc) for run, doc in _counted(runs, written))  # the one run
+        if not data:
+            raise ExportError(f"nothing to write: {written.without_document[0]} is not in the document "
+                              "held for it")
+    _replace(output, data)
+    written.files.append(output)
+    return written
+
+
+def _counted(runs: Iterable[tuple[dict, dict]], written: Written) -> Iterator[tuple[dict, dict]]:
+    """The runs whose document holds them, counted into `written` (the others noted there);
+    a run without its trace has no page or transcript to give."""
+    for run, doc in runs:
+        written.runs += 1
+        if _trace(run, doc):
+            yield run, doc
+        else:
+            written.without_document.append(run["id"])
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write a file whole: under its name only once complete."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def csv_bytes(rows: Iterable[dict]) -> bytes:
+    """The runs table as CSV: the columns of runs.parquet (scores included), a header line."""
+    out = io.BytesIO()
+    pacsv.write_csv(runs_table(rows), out)
+    return out.getvalue()
+
+
+def parquet_zip_bytes(runs: Iterable[tuple[dict, dict]]) -> bytes:
+    """runs.parquet, requests.parquet and messages.parquet in one zip (a download)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:  # Parquet is compressed already
+        for name, table in tables(runs).items():
+            buf = io.BytesIO()
+            pq.write_table(table, buf)
+            z.writestr(f"{name}.parquet", buf.getvalue())
+    return out.getvalue()
+
+
+def cooked_document(runs: Iterable[tuple[dict, dict]]) -> dict:
+    """One cooked document holding the runs and the sub-agent runs below them, with what they
+    point to (messages, requests, tools), their inputs (listing only these runs) and groups."""
+    out: dict[str, dict] = {k: {} for k in ("messages", "tools", "requests", "traces", "inputs", "groups")}
+    cooked_by = None
+    for run, doc in runs:
+        fam = transcript.Family(doc)
+        members = _with_sub_agents(fam, run["id"])
+        part = ingest.family_doc([fam.traces[t] for t in members], fam.messages, fam.requests,
+                                 {x["id"]: x for x in doc.get("tools") or ()}, {}, doc.get("groups") or [])
+        for key in ("messages", "tools", "requests", "traces"):
+            out[key].update((x["id"], x) for x in part[key])
+        for group in part.get("groups") or ():
+            out["groups"].setdefault(str(group.get("id")), group)
+        for entry in doc.get("inputs") or ():
+            mine = [t for t in entry.get("traces") or () if t in members]
+            if mine:
+                held = out["inputs"].setdefault(entry["name"], dict(entry, traces=[]))
+                held["traces"] = list(dict.fromkeys(held["traces"] + mine))
+        cooked_by = cooked_by or doc.get("cooked_by")
+    result = {k: list(v.values()) for k, v in out.items() if v or k != "groups"}
+    if cooked_by:
+        result["cooked_by"] = cooked_by
+    return result
+
+
+def _with_sub_agents(fam: transcript.Family, trace_id: str) -> list[str]:
+    """The run and every run below it in its family document, in document order."""
+    wanted, todo = set(), [trace_id]
+    while todo:
+        t = todo.pop()
+        if t in fam.traces and t not in wanted:
+            wanted.add(t)
+            todo += [c.get("trace") for c in fam.traces[t].get("children") or ()]
+    return [t for t in fam.traces if t in wanted]
+
+
+def json_bytes(runs: Iterable[tuple[dict, dict]]) -> bytes:
+    return orjson.dumps(cooked_document(runs)) + b"\n"
+
+
+def md_bytes(runs: Iterable[tuple[dict, dict]]) -> bytes:
+    """Each run's Markdown transcript, one after another (a rule between them)."""
+    parts = [transcript.markdown(transcript.Family(doc), _trace(run, doc)) for run, doc in runs if _trace(run, doc)]
+    return "\n---\n\n".join(parts).encode("utf-8")
+
+
+def html_bytes(run: dict, doc: dict) -> bytes:
+    """One run as a page that stands alone."""
+    return export_pages.trace_page(transcript.Family(doc), _trace(run, doc)).encode("utf-8")
+
+
+def compare_html_bytes(left: tuple[dict, dict], right: tuple[dict, dict]) -> bytes:
+    """Two runs side by side, aligned as the Compare page aligns them."""
+    (lrun, ldoc), (rrun, rdoc) = left, right
+    return export_pages.compare_page((transcript.Family(ldoc), _trace(lrun, ldoc)),
+                                     (transcript.Family(rdoc), _trace(rrun, rdoc))).encode("utf-8")

@@ -134,7 +134,7 @@ def cook_batch(files: list[FileStat], origin: str = "path") -> dict:
         group_of = {s: g.get("id") for g in my_groups for s in g.get("sides") or () if isinstance(s, str)}
         for root, members in fams.items():
             item["blobs"].append((root, z.compress(orjson.dumps(
-                _family_doc(members, messages, requests, tools, entry, my_groups)))))
+                family_doc(members, messages, requests, tools, entry, my_groups)))))
             for t in members:
                 item["texts"][t["id"]] = [(z.compress(orjson.dumps(piece)), piece)
                                           for piece in _pieces(_item_texts(t, messages, requests))]
@@ -169,7 +169,7 @@ def _families(mine: list[dict]) -> dict[str, list[dict]]:
     return fams
 
 
-def _family_doc(members, messages, requests, tools, entry, groups) -> dict:
+def family_doc(members, messages, requests, tools, entry, groups) -> dict:
     """A cooked document holding just these runs: what opening one of them reads."""
     reqs = [requests[r] for t in members for r in t.get("requests") or () if r in requests]
     mids = dict.fromkeys(m for t in members for m in t.get("timeline") or ())

@@ -12,7 +12,7 @@ import streamlit as st
 
 from viewer.analysis import compare as cd
 from viewer.render import fmt
-from viewer.pages import nav
+from viewer.pages import downloads, nav
 from viewer.pages import state
 from viewer.pages import tables
 
@@ -194,6 +194,7 @@ def _comparison(left, right, battle: dict | None) -> None:
             nav.link("compare", "Swap sides", a=rtrace["id"], b=ltrace["id"], icon=":material/swap_horiz:")
         else:
             nav.link("battles", "All battles", icon=":material/sports_kabaddi:")
+    downloads.compare(ltrace["id"], rtrace["id"])
 
     # Numbers per side and patches, folded: the steps come first ----------------------------------------
     stats = cd.stats_table(cd.side_stats(a), cd.side_stats(b))

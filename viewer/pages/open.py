@@ -13,7 +13,7 @@ from parsers import registry
 from viewer.analysis import metrics, runs
 from viewer.library.ingest import model_key
 from viewer.library.library import RunsQuery, Scope
-from viewer.pages import nav, state, tables
+from viewer.pages import downloads, nav, state, tables
 from viewer.render import fmt
 from viewer.render import html as render
 
@@ -32,11 +32,12 @@ def page() -> None:
                "drop files, a folder or a zip. Everything stays on this server.")
     _uploads()
     _samples()
-    job = state.start_indexing_and_wait(rescan=True)
+    job = state.start_indexing_and_wait()
     _progress(job)
     scope = state.scope()
     _runs(scope)
     _inputs(scope)
+    state.follow_library()
 
 
 def target(trace: dict) -> str:
@@ -270,6 +271,7 @@ def _runs_table(scope: Scope, labels: dict[str, str], total: int, group) -> None
     heading.subheader(runs_title(found.total, total, found.capped))
     scorers = runs.scorer_names(r["scores"] for r in found.rows)
     _table(runs_frame(found.rows, labels, scorers if len(scorers) > 1 else []))
+    downloads.runs(q, scope)
 
 
 def _facet_line(facets: dict) -> None:

@@ -15,7 +15,7 @@ from parsers.model import Scorecard
 from viewer.analysis import conversation as conv
 from viewer.render import fmt
 from viewer.render import html as render
-from viewer.pages import state
+from viewer.pages import downloads, state
 
 PAGE_SIZES = (25, 50, 100, 200)
 MAX_CHARS = 4000
@@ -64,6 +64,7 @@ def page() -> None:
     _reading(col, trace, visible, len(items), query, hits, occurrences)
     with header:
         _header(col, trace, everything, len(branches[0].message_ids))
+        downloads.timeline(tid)
     with controls:
         _filters(branches, list(role_of), bool(hits))
         if arrived:

@@ -9,11 +9,13 @@ Everything coming from a trace is untrusted, so the rules here are strict:
   http/https/mailto, no ``style``/``class``/event attributes);
 * highlighting uses pygments with CSS classes (``tv-hl-*``), never inline styles;
 * the only URLs we ever emit as resource loads are ``data:image/...`` thumbnails
-  of images embedded in the trace (strictly validated base64);
+  of images embedded in the trace (strictly validated base64); links are only ours
+  (same-page query strings, and names of exported pages beside a page);
 * no JavaScript: collapsible parts are native ``<details>``/``<summary>``.
 
 Pure Python, no UI framework import.  Public API: :func:`render_messages`,
-:func:`render_raw`, :func:`render_patch`, :func:`page_css`, :func:`message_size`.
+:func:`render_raw`, :func:`render_patch`, :func:`render_table`, :func:`render_heading`,
+:func:`plain`, :func:`page_css`, :func:`message_size`.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ __all__ = [
     "render_patch",
     "page_css",
     "render_table",
+    "render_heading",
+    "plain",
     "message_size",
     "ROLES",
 ]
@@ -181,16 +185,27 @@ def _query_re(query: str | None) -> re.Pattern[str] | None:
 class _Ctx:
     """Per-render state: limits, query and the running count of hits."""
 
-    __slots__ = ("max_chars", "rx", "expanded", "hits", "sub_agents", "patches")
+    __slots__ = ("max_chars", "rx", "expanded", "hits", "sub_agents", "patches", "fold", "anchor", "nested")
 
     def __init__(self, max_chars: int, rx: re.Pattern[str] | None, expanded: Iterable[str],
-                 sub_agents: dict | None = None, patches: dict | None = None):
+                 sub_agents: dict | None = None, patches: dict | None = None, fold: bool = False,
+                 anchor: str = "msg-", nested: list | None = None):
         self.max_chars = max(1, _int(max_chars, 4000))
         self.rx = rx
         self.expanded = expanded
         self.hits = 0
         self.sub_agents = sub_agents or {}
         self.patches = patches or {}
+        self.fold = fold  # the rest of a long text in a closed <details> instead of a note
+        self.anchor = anchor  # element ids of messages: anchor + number
+        self.nested = nested if nested is not None else [0]  # transcripts nested so far (their ids)
+
+    def inner(self, card: dict) -> _Ctx:
+        """The context of a sub-agent transcript drawn inside a call: its own calls' runs and
+        patches, its own element ids."""
+        self.nested[0] += 1
+        return _Ctx(self.max_chars, self.rx, self.expanded, card.get("sub_agents"), card.get("patches"),
+                     self.fold, f"sub{self.nested[0]}-msg-", self.nested)
 
     def mark(self, fragment: str) -> str:
         """Wrap query matches found in text nodes of an HTML fragment we built."""
@@ -438,6 +453,11 @@ def _clip(text: str, ctx: _Ctx, full: bool, msg_id: str, limit: int | None = Non
     if full or len(text) <= limit:
         return text, ""
     shown = text[:limit]
+    if ctx.fold:
+        rest = text[limit:]
+        more = ctx.mark(_plain_pre(_clean_text(rest), "tv-text tv-more-text"))
+        return shown, (f'<details class="tv-more"><summary>the other {len(rest):,} chars'
+                       f"</summary>{more}</details>")
     total = len(text)
     nbytes = len(text.encode("utf-8", "surrogatepass"))
     extra = ""
@@ -652,15 +672,28 @@ def _render_calls(calls: list, result: dict | None, unmatched: bool, ctx: _Ctx, 
     return "".join(out), target is not None
 
 
+_EMPTY = '<div class="tv-empty">(empty)</div>'
+
+
 def _sub_agent_card(card: dict, ctx: _Ctx) -> str:
-    """The run a call started: its title linking to its own timeline, and its size and outcome."""
+    """The run a call started: its title linking to its own timeline, and its size and outcome;
+    with `items` (the run's view items), its whole transcript folded under the card."""
     if not isinstance(card, dict):
         return ""
     title = ctx.mark(_esc(_short(card.get("title"), 300) or "sub-agent run"))
     href = _query_href(card.get("href"))
     link = f'<a href="{_esc(href)}">{title}</a>' if href else title
+    items = card.get("items")
+    transcript = ""
+    if isinstance(items, list):
+        inner = ctx.inner(card)
+        body = "".join(_render_item(item, i, inner) for i, item in enumerate(items))
+        ctx.hits += inner.hits
+        transcript = (f'<details class="tv-subagent-run"><summary>transcript · {len(items):,} '
+                      f'entr{"ies" if len(items) != 1 else "y"}</summary>'
+                      f'<div class="tv-nested">{body or _EMPTY}</div></details>')
     return (f'<div class="tv-subagent"><span class="tv-subagent-label">sub-agent</span> {link}'
-            f'<div class="tv-subagent-facts">{_esc(_short(card.get("facts"), 400))}</div></div>')
+            f'<div class="tv-subagent-facts">{_esc(_short(card.get("facts"), 400))}</div>{transcript}</div>')
 
 
 def render_links(links: list[tuple[str, str, str, str]]) -> str:
@@ -676,6 +709,25 @@ def render_links(links: list[tuple[str, str, str, str]]) -> str:
 
 
 _PAGE_HREF_RE = re.compile(r"[a-z]+\?[A-Za-z0-9=&_.-]+\Z")
+_FILE_HREF_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\.html\Z")
+
+
+def _file_href(href) -> str | None:
+    """The name of an HTML file beside the page (an exported run), else None."""
+    return href if isinstance(href, str) and _FILE_HREF_RE.match(href) else None
+
+
+def plain(value: Any, limit: int = 300) -> str:
+    """Untrusted text as escaped HTML text: one bounded line, its controls removed and its
+    bidirectional controls shown (a page's <title>, a heading of ours)."""
+    return _finish(_esc(_short(value, limit)))
+
+
+def render_heading(title: Any, lines: Iterable[Any]) -> str:
+    """A run's title and lines of plain facts about it (a page that stands alone)."""
+    facts = "".join(f'<p class="tv-facts">{_esc(_clean_text(_as_text(line)))}</p>' for line in lines if line)
+    return _finish(f'<div class="tv-root"><div class="tv-heading"><h1 class="tv-title">'
+                   f'{_esc(_short(title, 300) or "(untitled)")}</h1>{facts}</div></div>')
 
 
 def render_hits(hits: list[tuple[str, str, str, str]]) -> str:
@@ -877,7 +929,7 @@ def _render_item(item: dict, index: int, ctx: _Ctx) -> str:
     mark = item.get("mark")
     mark_html = f'<div class="tv-mark">{_esc(_short(mark, 300))}</div>' if mark else ""
     return mark_html + (
-        f'<div class="{" ".join(cls)}" id="msg-{pos}"{attrs}>'
+        f'<div class="{" ".join(cls)}" id="{ctx.anchor}{pos}"{attrs}>'
         f'<div class="tv-head">{"".join(head)}</div>'
         f'<div class="tv-body">{"".join(body)}</div></div>\n'
     )
@@ -905,15 +957,19 @@ def render_messages(
     expanded: set[str] = frozenset(),
     sub_agents: dict | None = None,
     patches: dict | None = None,
+    fold: bool = False,
 ) -> str:
     """One inert HTML block for a page of view items, wrapped in ``div.tv-root``.
 
     `sub_agents` maps a tool call id to the runs that call started, each a card
-    {"href": a same-page query string, "title", "facts"}, shown inside the call. `patches`
-    maps a tool call id to the unified diff of what it changed, as the agent reported it
-    (with its real line numbers): an edit call shows it instead of a diff of its arguments."""
+    {"href": a same-page query string, "title", "facts"}, shown inside the call; a card with
+    "items" (the run's view items, and its own "sub_agents" and "patches") holds the run's
+    transcript too, folded. `patches` maps a tool call id to the unified diff of what it
+    changed, as the agent reported it (with its real line numbers): an edit call shows it
+    instead of a diff of its arguments. With `fold`, text beyond `max_chars` is kept, in a
+    closed ``<details>``, instead of left out with a note (a page that stands alone)."""
     ctx = _Ctx(max_chars, _query_re(query), expanded if expanded is not None else frozenset(), sub_agents,
-               patches)
+               patches, fold)
     parts = ['<div class="tv-root">\n']
     for i, item in enumerate(items or ()):
         parts.append(_render_item(item, i, ctx))
@@ -927,7 +983,7 @@ def render_table(columns: list[tuple[str, str, str]], rows: list[list], *, links
 
     `columns` are (label, "text" | "num", help text); cells are shown as text (None as
     empty). `links[i]` makes row i's first cell a link; only same-page query strings
-    ("?a=b") are kept. `row_classes[i]` adds our own class names (e.g. "tv-bad")."""
+    ("?a=b") and names of pages beside this one ("run.html") are kept. `row_classes[i]` adds our own class names (e.g. "tv-bad")."""
     head = "".join(f'<th class="tv-{kind}" title="{_esc(help_)}">{_esc(label)}</th>' if help_ else
                    f'<th class="tv-{kind}">{_esc(label)}</th>' for label, kind, help_ in columns)
     kinds = [kind for _, kind, _ in columns]
@@ -941,7 +997,7 @@ def render_table(columns: list[tuple[str, str, str]], rows: list[list], *, links
         cells = []
         for j, value in enumerate(row):
             text = "" if value is None else _esc(_clean_text(str(value)))
-            href = _query_href(links[i]) if (j == 0 and links) else None
+            href = (_query_href(links[i]) or _file_href(links[i])) if (j == 0 and links) else None
             if href:
                 text = f'<a href="{_esc(href)}">{text}</a>'
             cells.append(f'<td class="tv-{kinds[j]}">{text}</td>')

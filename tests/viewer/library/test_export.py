@@ -161,3 +161,80 @@ def test_tables_in_memory_are_the_files(tmp_path):
     export.write_parquet(runs, tmp_path / "out")
     for name, table in export.tables(runs).items():
         assert table.equals(pq.read_table(tmp_path / "out" / f"{name}.parquet")), name
+
+
+# -- csv, json, md, html and the one entry point ---------------------------------------------------
+
+def test_csv_is_the_runs_table_with_its_scores(tmp_path):
+    root = _corpus(tmp_path)
+    runs = export.cooked_runs([root / "trials"])[0]
+    written = export.write(runs, "csv", tmp_path / "runs.csv")
+    assert written.files == [tmp_path / "runs.csv"] and written.runs == len(runs)
+    import csv
+
+    with open(tmp_path / "runs.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    export.write(runs, "parquet", tmp_path / "pq")
+    assert list(rows[0]) == pq.read_table(tmp_path / "pq" / "runs.parquet").column_names
+    summary = json.loads((root / "trials" / f"{TRIALS}.summary.json").read_text())
+    for row in rows:
+        assert float(row["score: correct"]) == (1.0 if row["task"] in summary["details"]["correct"] else 0.0)
+    assert export.csv_bytes(run for run, _ in runs) == (tmp_path / "runs.csv").read_bytes()
+
+
+def test_json_is_a_cooked_document_of_the_chosen_runs_and_their_sub_agents(tmp_path):
+    from parsers import pipeline
+
+    session = SAMPLES / "claude_code" / "-home-user-notes-app"
+    runs = export.cooked_runs([SAMPLES / "claude_code"])[0]
+    parent = next((run, doc) for run, doc in runs if run["path"].startswith(str(session)) and not run["parent"])
+    export.write([parent], "json", tmp_path / "run.json")
+    kind, errors = pipeline.validate_file(str(tmp_path / "run.json"))
+    assert errors == [], errors
+    doc = json.loads((tmp_path / "run.json").read_text())
+    # The session file holds the run and its sub-agent run, and nothing of the other session.
+    cooked, _ = pipeline.cook_paths([session])
+    assert sorted(t["title"] for t in doc["traces"]) == sorted(t["title"] for t in cooked["traces"])
+    records = [json.loads(line) for line in (session / "5f0c1e2a-7b3d-4c59-9e1f-2a6b8c0d4e71.jsonl")
+               .read_text().splitlines()]
+    said = [r["message"] for r in records if isinstance(r.get("message"), dict)]
+    texts = {m["content"] for m in doc["messages"] if isinstance(m.get("content"), str)}
+    replies = [b["text"] for m in said if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+               for b in m["content"] if b.get("type") == "text"]
+    assert set(replies) <= texts
+    assert [i["name"] for i in doc["inputs"]] == [next(i["name"] for i in parent[1]["inputs"])]
+
+
+def test_html_of_several_runs_is_a_folder_with_an_index_and_one_file_is_refused_a_folder(tmp_path):
+    runs = export.cooked_runs([SAMPLES / "claude_code"])[0]
+    written = export.write(runs, "html", tmp_path / "pages")
+    names = sorted(p.name for p in (tmp_path / "pages").iterdir())
+    assert names == sorted([f"{run['id']}.html" for run, _ in runs] + ["index.html"])
+    index = (tmp_path / "pages" / "index.html").read_text()
+    assert all(f'href="{run["id"]}.html"' in index for run, _ in runs)
+    assert written.runs == len(runs)
+    one = export.write(runs[:1], "html", tmp_path / "one.html")
+    assert one.files == [tmp_path / "one.html"] and (tmp_path / "one.html").read_bytes() == export.html_bytes(*runs[0])
+    for to in ("md", "json", "csv"):
+        with pytest.raises(export.ExportError, match="is a folder"):
+            export.write(runs, to, tmp_path / "pages")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(export.ExportError, match="is a file"):
+        export.write(runs, "html", tmp_path / "file")
+
+
+def test_markdown_holds_each_run_and_the_parquet_zip_the_three_tables(tmp_path):
+    import io
+    import zipfile
+
+    runs = export.cooked_runs([SAMPLES / "api_logs"])[0]
+    md = export.md_bytes(runs).decode()
+    assert md.count("\n---\n") == len(runs) - 1
+    from viewer.analysis.transcript import prose_line
+
+    heads = [line[2:] for line in md.splitlines() if line.startswith("# ")]
+    assert heads == [prose_line(run["title"]) for run, _ in runs]
+    with zipfile.ZipFile(io.BytesIO(export.parquet_zip_bytes(runs))) as z:
+        assert sorted(z.namelist()) == sorted(f"{name}.parquet" for name in export.TABLES)
+        for name, table in export.tables(runs).items():
+            assert pq.read_table(io.BytesIO(z.read(f"{name}.parquet"))).equals(table), name

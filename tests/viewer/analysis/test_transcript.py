@@ -1,0 +1,101 @@
+"""viewer.analysis.transcript: a run as Markdown. The transcript is read back the way GitHub
+reads a comment (CommonMark with raw HTML allowed) to check that no trace text becomes markup
+and no fenced block ends early; expected texts come from the sample files."""
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+
+from parsers import pipeline
+from viewer.analysis import transcript
+from viewer.analysis.transcript import Family, fenced
+
+SAMPLES = Path(__file__).resolve().parents[3] / "sample_data"
+SESSION_DIR = SAMPLES / "claude_code" / "-home-user-notes-app"
+SESSION = SESSION_DIR / "5f0c1e2a-7b3d-4c59-9e1f-2a6b8c0d4e71.jsonl"
+SUB_AGENT = SESSION_DIR / "5f0c1e2a-7b3d-4c59-9e1f-2a6b8c0d4e71" / "subagents" / "agent-a7c41d9.jsonl"
+GITHUB = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+HOSTILE = ["<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "# not a heading", "- not a list",
+           "[link](javascript:alert(3))", "![img](http://evil.example/t.png)", "&lt;b&gt; entity", "| a | b |",
+           "<details open>folded?</details>", "***", "1. not a list", "> not a quote", "@someone #123"]
+
+
+def _family(path: Path) -> Family:
+    doc, _ = pipeline.cook_paths([path])
+    return Family(doc)
+
+
+def _tokens(md: str):
+    out = []
+
+    def walk(tokens):
+        for t in tokens:
+            out.append(t)
+            walk(t.children or [])
+    walk(GITHUB.parse(md))
+    return out
+
+
+def _log(tmp_path: Path, text: str, output: str) -> Path:
+    msgs = [{"role": "user", "content": text},
+            {"role": "assistant", "content": text, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "run", "arguments": json.dumps({"cmd": text})}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": output}]
+    rec = {"id": "r1", "timestamp": "2025-01-01T00:00:00Z", "request": {"model": "gpt-4o", "messages": msgs},
+           "response": {"choices": [{"message": {"role": "assistant", "content": "ok"}}],
+                        "usage": {"prompt_tokens": 5, "completion_tokens": 5}}}
+    path = tmp_path / "log.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    return path
+
+
+def test_a_fence_outlasts_every_backtick_run_inside():
+    for text in ("plain", "```\nclosed?\n```", "a ```` b\n`````\n", "`" * 12, "~~~\n```\n"):
+        (tok,) = [t for t in _tokens(fenced(text)) if t.type == "fence"]
+        assert tok.content == text.rstrip("\n") + "\n"
+
+
+def test_hostile_trace_text_renders_as_text(tmp_path):
+    evil = "\n".join(HOSTILE)
+    output = "```\n</pre><script>alert(4)</script>\n````"
+    fam = _family(_log(tmp_path, evil, output))
+    md = transcript.markdown(fam, next(iter(fam.traces.values())))
+    tokens = _tokens(md)
+    assert not [t for t in tokens if t.type in ("html_block", "html_inline", "image", "link_open", "bullet_list_open",
+                                                "ordered_list_open", "blockquote_open", "table_open", "hr")]
+    # Headings: only ours (the run, and one per entry), never a line of the trace.
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert not any(h.startswith("not a heading") for h in headings)
+    text = "".join(t.content for t in tokens if t.type == "text").replace("\u2060", "")  # (joiners stop autolinks)
+    for line in HOSTILE:
+        assert html.unescape(line) in text or line in text, line
+    fences = [t.content for t in tokens if t.type == "fence"]
+    assert output + "\n" in fences  # the tool's output whole, in one block
+    assert any(json.dumps({"cmd": evil}, indent=2) in f for f in fences)  # the arguments too
+
+
+def test_a_session_reads_in_order_with_thinking_marked_and_its_sub_agent_after():
+    fam = _family(SESSION_DIR)
+    parent = next(t for t in fam.traces.values() if t.get("children"))
+    md = transcript.markdown(fam, parent)
+    rendered = GITHUB.render(md)
+    said = []
+    for line in SESSION.read_text("utf-8").splitlines():
+        msg = json.loads(line).get("message") or {}
+        content = msg.get("content")
+        if msg.get("role") == "assistant" and isinstance(content, list):
+            said += [b["text"] for b in content if b.get("type") == "text"]
+    places = [md.find(transcript.prose(s)) for s in said]
+    assert -1 not in places and places == sorted(places)  # every reply, in the file's order
+    assert "<em>Thinking:</em>" in rendered
+    child = fam.traces[parent["children"][0]["trace"]]
+    # The call that started the sub-agent names it; its own transcript follows the parent's.
+    assert md.index(f"**Sub-agent run** {transcript.prose_line(child['title'])}") < md.index(
+        f"## {transcript.prose_line(child['title'])}")
+    sub_reply = json.loads(SUB_AGENT.read_text().splitlines()[-1])["message"]["content"][0]["text"]
+    assert md.index(transcript.prose(sub_reply)) > md.index(f"## {transcript.prose_line(child['title'])}")
+    totals = parent["totals"]
+    assert f"{totals['requests']} requests · {totals['messages']} messages" in rendered

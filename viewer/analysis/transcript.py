@@ -1,0 +1,223 @@
+"""A run as a document of its own: what its heading says, the sub-agent runs its calls started,
+the diffs its calls reported, and the whole run as a Markdown transcript.
+
+Pure functions over a cooked family document (a run with its parent and sub-agent runs, as
+`Library.family` or `cook` gives it); no Streamlit. The static HTML export
+(`viewer.render.export`) and the Markdown transcript read a run through the same `Run`.
+
+Markdown out of untrusted text: prose is escaped line by line (`fmt.md_text`: no heading,
+list, link, image, HTML or entity can start in it); tool arguments and outputs go in fenced
+blocks whose fence is longer than any run of backticks inside, so nothing closes them early.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import orjson
+
+from parsers.model import Scorecard
+from viewer.analysis import conversation as conv
+from viewer.render import fmt
+
+PATCH_KINDS = ("patch", "diff")
+ROLE_LABELS = {"system": "system", "user": "user", "assistant": "assistant", "thinking": "thinking",
+               "tool_use": "tool call", "tool_result": "tool result"}
+# Characters that act on a terminal or reorder text, out of fenced blocks too (tab and newline stay).
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+
+
+@dataclass
+class Family:
+    """A cooked family document with its parts by id."""
+    doc: dict
+    messages: dict = field(init=False)
+    requests: dict = field(init=False)
+    traces: dict = field(init=False)
+
+    def __post_init__(self):
+        self.messages = {m["id"]: m for m in self.doc.get("messages") or ()}
+        self.requests = {r["id"]: r for r in self.doc.get("requests") or ()}
+        self.traces = {t["id"]: t for t in self.doc.get("traces") or ()}
+
+    def items(self, trace: dict) -> list[dict]:
+        """The run's view items: everything it holds, in time order (the Timeline's first view)."""
+        everything = conv.in_time_order(trace, self.requests, self.messages)
+        reqs = [self.requests[r] for r in trace.get("requests") or () if r in self.requests]
+        return conv.build_items(everything.message_ids, self.messages, reqs, everything.errors, everything.marks)
+
+    def sub_agents(self, trace: dict) -> dict:
+        """call id -> the runs of this document that call started; runs no call started under None."""
+        out: dict = {}
+        for link in trace.get("children") or ():
+            child = self.traces.get(link.get("trace"))
+            if child is not None and child.get("timeline") is not None:
+                out.setdefault(link.get("call"), []).append(child)
+        return out
+
+
+def call_patches(trace: dict) -> dict:
+    """call id -> the diff the agent reported for it (patch artifacts naming their call)."""
+    return {a["tool_use_id"]: a["content"] for a in patches(trace) if isinstance(a.get("tool_use_id"), str)}
+
+
+def patches(trace: dict) -> list[dict]:
+    """The run's patch artifacts (kind patch or diff, with text)."""
+    return [a for a in trace.get("artifacts") or ()
+            if isinstance(a, dict) and a.get("kind") in PATCH_KINDS and isinstance(a.get("content"), str)]
+
+
+def run_facts(trace: dict) -> str:
+    """One line of a run's size and outcome, from its cooked totals."""
+    tot = trace.get("totals") or {}
+    return " · ".join([f"{tot.get('messages', 0):,} messages", f"{tot.get('requests', 0):,} requests",
+                       f"tokens {fmt.tokens_summary(tot)}", cost_text(tot), fmt.duration(trace.get("duration_ms")),
+                       f"outcome {trace.get('outcome') or 'unknown'}"])
+
+
+def cost_text(tot: dict) -> str:
+    """The run's cost as its totals give it: computed, else as the file states it, else none."""
+    unpriced = tot.get("unpriced_requests") or 0
+    if tot.get("cost") is not None:
+        text = fmt.cost(tot["cost"])
+    elif tot.get("stated_cost") is not None:
+        text = f"{fmt.cost(tot['stated_cost'])} as the file states"
+    else:
+        text = "no prices"
+    return text + (f" ({unpriced} unpriced)" if unpriced else "")
+
+
+def heading(trace: dict) -> tuple[str, list[str]]:
+    """A run's title and the lines under it: what it is, its numbers (the cooked totals), its
+    outcome's detail and scores, as plain text."""
+    tot = trace.get("totals") or {}
+    what = [trace.get("format"), ", ".join(trace.get("models") or []) or None, trace.get("source"),
+            fmt.when(trace.get("started_at")) if trace.get("started_at") else None]
+    errors = tot.get("errors") or 0
+    stats = [f"{tot.get('requests', 0):,} requests", f"{tot.get('messages', 0):,} messages",
+             f"{tot.get('tool_calls', 0):,} tool calls", f"tokens {fmt.tokens_summary(tot)}", cost_text(tot),
+             fmt.duration(trace.get("duration_ms")), f"outcome {trace.get('outcome') or 'unknown'}",
+             f"{errors:,} error{'s' * (errors != 1)}" if errors else "no errors"]
+    lines = [" · ".join(str(b) for b in what if b), " · ".join(stats), trace.get("outcome_detail") or "",
+             scores_line(trace)]
+    return str(trace.get("title") or trace.get("id") or ""), [line for line in lines if line]
+
+
+def scores_line(trace: dict) -> str:
+    """The run's scores, one phrase each ("tests_pass C (correct)"), or ""."""
+    card = trace.get("scorecard")
+    scores = Scorecard.from_dict(card).scores if isinstance(card, dict) else []
+    epochs = len({s.epoch for s in scores}) > 1
+    bits = [f"{s.scorer} {s.value}" + (f" ({s.label})" if s.label else "") + (f", epoch {s.epoch}" if epochs else "")
+            for s in scores]
+    return "Scores: " + " · ".join(bits) if bits else ""
+
+
+# -- Markdown -----------------------------------------------------------------------------------
+
+def markdown(family: Family, trace: dict) -> str:
+    """The run as a Markdown transcript: its heading, then every message in time order (tool
+    calls with their arguments and results, thinking marked), then its sub-agent runs, each a
+    transcript of its own that the call starting it refers to."""
+    out: list[str] = []
+    _run(family, trace, out, level=1, seen=set())
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _run(family: Family, trace: dict, out: list[str], level: int, seen: set) -> None:
+    seen.add(trace["id"])
+    title, lines = heading(trace)
+    out += [f"{'#' * level} {prose_line(title)}", ""]
+    out += [prose_line(line) + "  " for line in lines] + [""]
+    runs = family.sub_agents(trace)
+    for item in family.items(trace):
+        _item(item, runs, out, level + 1)
+    for child in [c for group in runs.values() for c in group]:
+        if child["id"] not in seen:
+            out.append("")
+            _run(family, child, out, level + 1, seen)
+
+
+def _item(item: dict, runs: dict, out: list[str], level: int) -> None:
+    m = item["message"]
+    role = m.get("role")
+    label = ROLE_LABELS.get(role, "message")
+    head = [f"{item['n']}", label]
+    if m.get("name"):
+        head.append(str(m["name"]))
+    if isinstance(m.get("timestamp"), int):
+        head.append(fmt.when(m["timestamp"], "%Y-%m-%d %H:%M:%S UTC"))
+    if item.get("mark"):
+        out += [f"*{prose_line(item['mark'])}*", ""]
+    out += [f"{'#' * min(level, 6)} {prose_line(' · '.join(head))}", ""]
+    content = _text(m.get("content"))
+    if role == "thinking":
+        out += ["*Thinking:*", ""] + [f"> {line}" if line else ">" for line in prose(content).split("\n")] + [""]
+    elif role == "tool_result":
+        out += [fenced(content), ""]
+    elif content.strip():
+        out += [prose(content), ""]
+    for im in m.get("images") or ():
+        if isinstance(im, dict):
+            out += [f"*\\[image{' ' + prose_line(im['media_type']) if im.get('media_type') else ''}\\]*", ""]
+    for call in conv._calls(m):
+        if not isinstance(call, dict):
+            continue
+        cid = f" ({call['id']})" if call.get("id") else ""
+        out += [f"**Tool call** {prose_line(str(call.get('name') or '(unnamed tool)') + cid)}", ""]
+        args = call.get("arguments")
+        out += [fenced(args if isinstance(args, str) else _json(args), "" if isinstance(args, str) else "json"), ""]
+        for child in (runs.get(call["id"]) or ()) if call.get("id") else ():
+            out += [f"**Sub-agent run** {prose_line(child.get('title') or child['id'])} "
+                    f"(run {prose_line(child['id'])}; its transcript follows this one): "
+                    f"{prose_line(run_facts(child))}", ""]
+    result = item.get("result")
+    if result is not None:
+        error = " (error)" if result.get("is_error") else ""
+        out += [f"**Result**{error}", "", fenced(_text(result.get("content"))), ""]
+    if item.get("error"):
+        out += [f"**Request error:** {prose_line(item['error'])}", ""]
+
+
+def _text(value) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else _json(value)
+
+
+def _json(value) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return str(value)
+
+
+def _inert(text: str) -> str:
+    """Text without terminal escapes or control characters, its bidirectional controls shown."""
+    return fmt.visible(_CONTROLS.sub("", _ANSI.sub("", str(text).replace("\r\n", "\n"))))
+
+
+def prose_line(text) -> str:
+    """One line of untrusted text as literal Markdown."""
+    return fmt.md_text(_inert(text), None)
+
+
+def prose(text: str) -> str:
+    """Untrusted text as literal Markdown paragraphs: each line escaped on its own, line breaks
+    kept (a backslash at a line's end breaks the line), blank lines between paragraphs."""
+    lines = [prose_line(line) for line in _inert(text).split("\n")]
+    out = []
+    for i, line in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        out.append(line + "\\" if line and nxt else line)
+    return "\n".join(out).strip("\n")
+
+
+def fenced(text: str, info: str = "") -> str:
+    """Text in a fenced code block no line of it can close: the fence is longer than the
+    longest run of backticks in it."""
+    text = _inert(text).rstrip("\n")
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
