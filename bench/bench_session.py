@@ -199,20 +199,30 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def session_args(doc: str) -> argparse.ArgumentParser:
+    """The options of a benchmark over a generated session."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=3, help="paired runs per figure (medians)")
     ap.add_argument("--size-mb", type=float, default=15.0, help="size of the generated session")
     ap.add_argument("--workdir", type=Path, help="write the inputs and outputs here; default: a temp dir")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def run_on_session(name: str, args, run) -> int:
+    """`run(workdir, args)` in --workdir, else in a temporary folder; skipped (exit 0) without
+    the shared session."""
     if not SESSION.exists():
-        print(f"bench_session: skipped: the Claude Code session is not at {SESSION}")
+        print(f"{name}: skipped: the Claude Code session is not at {SESSION}")
         return 0
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
         return run(args.workdir.resolve(), args)
-    with tempfile.TemporaryDirectory(prefix="bench_session-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"{name}-") as tmp:
         return run(Path(tmp), args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_on_session("bench_session", session_args(__doc__).parse_args(argv), run)
 
 
 def run(workdir: Path, args) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,16 @@ from hypothesis import settings as _hypothesis_settings  # noqa: E402
 
 _hypothesis_settings.register_profile("traceview", derandomize=True, database=None, deadline=None)
 _hypothesis_settings.load_profile("traceview")
+
+
+@pytest.fixture(autouse=True)
+def _followers():
+    """The app's followers of served paths (a thread and a file-system watch each) stop with
+    the test that started them."""
+    yield
+    state = sys.modules.get("viewer.pages.state")
+    if state is not None:
+        state.indexing.clear()
 
 
 @pytest.fixture(scope="session", autouse=True)

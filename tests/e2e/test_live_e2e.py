@@ -89,6 +89,8 @@ def test_appended_lines_show_on_the_open_timeline_without_a_reload(served, brows
 
 
 def test_a_reader_further_up_keeps_the_place_and_gets_a_marker(served, page, shots_dir):
+    from playwright.sync_api import expect
+
     server, session = served
     with session.open("ab") as f:
         f.write(session_lines(5, 56))  # 60 messages: three pages of 25
@@ -102,4 +104,4 @@ def test_a_reader_further_up_keeps_the_place_and_gets_a_marker(served, page, sho
     page.get_by_role("button", name=re.compile("3 new messages below")).click()
     page.wait_for_url(re.compile(r".*msg=61.*"))
     page.locator("#msg-61").get_by_text("live question number 61", exact=True).wait_for()
-    assert page.get_by_text("new messages below").count() == 0
+    expect(page.get_by_text("new messages below")).to_have_count(0)  # read: the marker goes

@@ -244,13 +244,16 @@ class Library:
     def family(self, trace_id: str, scope: Scope | None = None) -> dict | None:
         """The cooked document of a run's family (the run, its parent and sub-agent runs), or
         None when the run is not in the library (or not in scope)."""
+        raw = self.family_json(trace_id, scope)
+        return None if raw is None else orjson.loads(raw)
+
+    def family_json(self, trace_id: str, scope: Scope | None = None) -> bytes | None:
+        """`family` as the JSON text it is stored as."""
         run = self.run(trace_id, scope)
         if run is None:
             return None
         row = self.db.one("SELECT data FROM blobs WHERE family = ?", (run["family"],))
-        if row is None:
-            return None
-        return orjson.loads(self._zstd.decompress(bytes(row[0])))
+        return None if row is None else self._zstd.decompress(bytes(row[0]))
 
     # -- search -------------------------------------------------------------------------------
     def search(self, text: str, scope: Scope, limit: int = 50, query: RunsQuery | None = None) -> list[Hit]:

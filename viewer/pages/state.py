@@ -32,8 +32,6 @@ WHOLE_LIBRARY_ENV = "TRACEVIEW_WHOLE_LIBRARY"
 JOBS_ENV = "TRACEVIEW_JOBS"
 # How long a page waits for the start-up indexing before showing what is there so far.
 INDEX_WAIT_S = 5.0
-# The Open page scans the given paths again when the last scan is older than this.
-RESCAN_S = 15.0
 
 
 def private_uploads() -> bool:
@@ -94,7 +92,7 @@ class Indexing:
 class Following:
     """The paths a server was given, indexed at start, then followed: a file that grows,
     changes, appears or goes is indexed again at once (`follow.Follower`). The bundled samples
-    are not followed; they are scanned again when the Open page is read after RESCAN_S seconds."""
+    are not followed."""
 
     def __init__(self, paths: tuple[str, ...], origin: str):
         self.paths, self.origin = paths, origin
@@ -103,12 +101,13 @@ class Following:
         self.follower = follow.Follower(paths, self._again, _changed_library, ignore=_library_file) \
             if origin == "path" else None
 
-    def current(self, rescan: bool = False) -> Indexing:
+    def current(self) -> Indexing:
         with self._lock:
-            job = self.job
-            if rescan and self.follower is None and job.progress.done and time.monotonic() - job.started >= RESCAN_S:
-                self.job = Indexing(self.paths, self.origin, first=False)
             return self.job
+
+    def stop(self) -> None:
+        if self.follower is not None:
+            self.follower.stop()
 
     def _again(self) -> Indexing:
         """Index the paths again (after the one running, if any) and wait for it."""
@@ -148,6 +147,21 @@ def follow_run(tid: str, col: Collection) -> None:
         _watch_run(tid, col)
 
 
+def follow_library() -> None:
+    """On a page over the runs (the runs table): rerun it when following changed the library."""
+    if follow_version() is not None:
+        _watch_library()
+
+
+@st.fragment(run_every=FOLLOW_S)
+def _watch_library() -> None:
+    ss = st.session_state
+    version = follow_version()
+    seen, ss["tv_follow_seen_library"] = ss.get("tv_follow_seen_library"), version
+    if seen is not None and seen != version:
+        st.rerun()
+
+
 @st.fragment(run_every=FOLLOW_S)
 def _watch_run(tid: str, col: Collection) -> None:
     ss = st.session_state
@@ -160,7 +174,7 @@ def _watch_run(tid: str, col: Collection) -> None:
         st.rerun()
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, on_release=Following.stop)
 def indexing(paths: tuple[str, ...], origin: str) -> Following:
     """The indexing of `paths` this server keeps up (one per set of paths)."""
     return Following(paths, origin)
@@ -173,14 +187,14 @@ def start_paths() -> tuple[tuple[str, ...], str]:
     return tuple(str(p) for p in sample_dirs()), "sample"
 
 
-def start_indexing(rescan: bool = False) -> Indexing | None:
-    """The indexing of what the server was started with (started in the background once; with
-    `rescan`, again when the last one is older than RESCAN_S). None when the server shows its
-    whole library as it is."""
+def start_indexing() -> Indexing | None:
+    """The latest indexing of what the server was started with (started in the background
+    once, then again as followed files change). None when the server shows its whole library
+    as it is."""
     if whole_library():
         return None
     paths, origin = start_paths()
-    return indexing(paths, origin).current(rescan) if paths else None
+    return indexing(paths, origin).current() if paths else None
 
 
 def session_id() -> str | None:
@@ -262,10 +276,10 @@ def find_trace(trace_id) -> tuple[Collection, dict] | None:
     return _lookup_store().find_trace(trace_id, reachable())
 
 
-def start_indexing_and_wait(rescan: bool = False) -> Indexing | None:
+def start_indexing_and_wait() -> Indexing | None:
     """Start (once) the indexing of what the server was given, and wait a moment for the first
     one (a later scan is followed by the Open page's progress, never waited for)."""
-    job = start_indexing(rescan)
+    job = start_indexing()
     if job is not None and job.first:
         job.wait(INDEX_WAIT_S)
     return job

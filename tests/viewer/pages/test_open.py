@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -248,19 +249,20 @@ def test_the_open_page_on_a_postgresql_library(monkeypatch, postgres_db):
             cache.clear()
 
 
-def test_a_file_added_to_a_served_folder_is_listed_when_the_open_page_is_read_again(monkeypatch, tmp_path):
+def test_a_file_added_to_a_served_folder_is_indexed_as_it_appears(monkeypatch, tmp_path):
     from viewer.pages import state
 
     folder = tmp_path / "served"
     folder.mkdir()
     shutil.copy(SAMPLES / "api_logs" / "openai_chat.jsonl", folder / "a.jsonl")
-    monkeypatch.setattr(state, "RESCAN_S", 0.0)
     at = app(monkeypatch, [folder]).run()
     assert not at.exception
     assert any(l.proto.label.startswith("Read ") for l in at.get("page_link"))  # one run
+    seen = state.follow_version()
     shutil.copy(SAMPLES / "api_logs" / "anthropic_messages.jsonl", folder / "b.jsonl")
-    at.run()  # the page starts a new scan (not waited for)
-    assert state.start_indexing().wait(30)
+    deadline = time.monotonic() + 30
+    while state.follow_version() == seen and time.monotonic() < deadline:  # the server follows the folder
+        time.sleep(0.1)
     at.run()
     expected = len(ids_of(folder / "a.jsonl")) + len(ids_of(folder / "b.jsonl"))
     assert f"Runs · {expected}" in [h.value for h in at.subheader]
