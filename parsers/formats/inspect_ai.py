@@ -278,8 +278,10 @@ class _Header:
                 metrics = {k: as_number(as_dict(m).get("value")) for k, m in as_dict(s.get("metrics")).items()}
                 self.scores.append({"name": s.get("name"), "scorer": s.get("scorer"),
                                     "metrics": {k: v for k, v in metrics.items() if v is not None}})
-        self.id = next((str(ev[k]) for k in ("eval_id", "run_id", "task_id") if isinstance(ev.get(k), (str, int))),
-                       log.file)
+        # The log's own id names its samples' runs while it is written (see `_session`).
+        self.eval_id = next((str(ev[k]) for k in ("eval_id", "run_id") if isinstance(ev.get(k), (str, int))), None)
+        self.id = self.eval_id or next((str(ev[k]) for k in ("task_id",) if isinstance(ev.get(k), (str, int))),
+                                       log.file)
         self.info = {k: ev[k] for k in ("task", "task_id", "task_version", "run_id", "eval_id", "eval_set_id", "model",
                                          "created") if isinstance(ev.get(k), (str, int, float))}
         if self.status:
@@ -298,6 +300,12 @@ class _Header:
 
 def _ref(run: dict) -> str:
     return f"{run.get('id')}#{run.get('epoch')}"
+
+
+def _session(head: _Header, run: dict) -> str | None:
+    """A sample's run named by its log's eval id, its sample id and its epoch: the same while
+    the log is written (the file changes as a whole)."""
+    return f"{head.eval_id}/{_ref(run)}" if head.eval_id and run.get("id") is not None else None
 
 
 # -- reading --------------------------------------------------------------------------
@@ -329,7 +337,7 @@ def _run(log: _Log, head: _Header, i: int) -> ParsedTrace:
     run = log.runs[i]
     problems: list[Problem] = []
     sample, file, base, where = log.sample(i, problems)
-    trace = ParsedTrace(format=NAME, ref=_ref(run), problems=problems, messages=[])
+    trace = ParsedTrace(format=NAME, ref=_ref(run), session=_session(head, run), problems=problems, messages=[])
     with record_guard(problems, file, WHO, path=base, **where) as g:
         _Sample(trace, sample if sample is not None else run, file, base, where, head, full=sample is not None).read()
     if g.failed:  # what was read before the failure stays; the run still has its summary's facts
@@ -349,7 +357,8 @@ def list_runs(src: Source) -> list[RunSummary]:
             t = ParsedTrace(format=NAME)
             _summary_facts(t, run, head)
             out.append(RunSummary(i, t.title, t.task, t.models or [], t.outcome, t.outcome_detail, t.started_at,
-                                  t.duration_ms, as_number(run.get("message_count")), t.scorecard))
+                                  t.duration_ms, as_number(run.get("message_count")), t.scorecard,
+                                  session=_session(head, run)))
         return out
     finally:
         log.close()

@@ -143,8 +143,9 @@ def iter_records(src: Source, problems: list[Problem], loads=orjson.loads) -> It
             return
         del raw
     seen_any = False
+    last_line = [0]  # the number of a last line without a line end, once it is reached
     with src.open() as f:
-        for n, line in iter_lines(f):
+        for n, line in iter_lines(f, unfinished=last_line):
             if n == 1 and line[:3] == BOM:
                 line = line[3:]
             try:
@@ -178,7 +179,11 @@ def iter_records(src: Source, problems: list[Problem], loads=orjson.loads) -> It
                         yield None, 0, whole
                         return
                 seen_any = True
-                problems.append(Problem(src.name, f"not valid JSON ({e}); line skipped", line=n))
+                if n == last_line[0]:  # no line end after it: perhaps still being written
+                    problems.append(Problem(src.name, f"not valid JSON ({e}): the last line, not finished (no line "
+                                                      "end: the file may still be being written); line skipped", line=n))
+                else:
+                    problems.append(Problem(src.name, f"not valid JSON ({e}); line skipped", line=n))
                 continue
             seen_any = True
             yield n, None, value
@@ -205,8 +210,9 @@ BOM = b"\xef\xbb\xbf"
 CHUNK = 1 << 24
 
 
-def iter_lines(f: BinaryIO, chunk: int = CHUNK) -> Iterator[tuple[int, memoryview]]:
-    """(number, line without its newline) for every line of a binary file.
+def iter_lines(f: BinaryIO, chunk: int = CHUNK, unfinished: list | None = None) -> Iterator[tuple[int, memoryview]]:
+    """(number, line without its newline) for every line of a binary file; a last line without
+    a newline has its number put in `unfinished[0]` before it is given.
 
     Request logs have lines of megabytes; iterating a file object copies each such line
     several times and costs about as much as parsing it. Here the file is read into one
@@ -234,4 +240,6 @@ def iter_lines(f: BinaryIO, chunk: int = CHUNK) -> Iterator[tuple[int, memoryvie
             yield number, view[start:nl]
             start = nl + 1
     if start < end:
+        if unfinished is not None:
+            unfinished[0] = number + 1
         yield number + 1, view[start:end]

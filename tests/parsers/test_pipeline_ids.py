@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 
-from parsers.pipeline import cook_paths
+from parsers.pipeline import cook_paths, list_runs
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 CLAUDE = SAMPLES / "claude_code" / "-home-user-notes-app"
@@ -121,3 +121,18 @@ def test_two_sessions_and_two_copies(tmp_path):
     ids = ids_of([tmp_path])
     assert ids[f"a/{CODEX.name}"] == ids[f"b/{CODEX.name}"]
     assert ids[f"a/{CODEX.name}"] != ids[f"a/{other.name}"]
+
+
+def test_an_inspect_log_names_its_samples_by_eval_sample_and_epoch(tmp_path):
+    """An Inspect log is rewritten as a whole while it is written: its samples keep their ids
+    because they are named by the log's eval id, their sample id and epoch; listed or cooked."""
+    import zipfile
+
+    log = SAMPLES / "inspect_ai" / "2026-03-14T10-00-00+00-00_fix-bugs_Q7kR2mTn8vXbLc4pW9sYzA.eval"
+    with zipfile.ZipFile(log) as z:
+        eval_id = orjson.loads(z.read("header.json"))["eval"]["eval_id"]
+        samples = [orjson.loads(z.read(n)) for n in z.namelist() if n.startswith("samples/")]
+    expected = {session_id("inspect-ai", f"{eval_id}/{s['id']}#{s['epoch']}") for s in samples}
+    assert set(ids_of([log])[log.name]) == expected
+    rows, _ = list_runs([str(log)])
+    assert {r.trace_id for r in rows} == expected

@@ -50,3 +50,14 @@ def test_one_json_document_is_still_read_whole():
     assert records(b'[{"a": 1}, {"b": 2}]\n') == ([(None, 0, {"a": 1}), (None, 1, {"b": 2})], [])
     got, problems = records(b'[\n  {"a": 1},\n  {"b": \n')  # a broken document: one problem
     assert got == [] and len(problems) == 1 and "not valid JSON" in problems[0].message
+
+
+def test_a_last_line_still_being_written_is_named_so():
+    """A file read while it is appended to may end in a line not yet finished: skipped, with
+    a problem that says so; a broken line with a line end after it is a plain JSON problem."""
+    data = b'{"a": 1}\n{"b": \n{"c": 3}\n{"d": [1, 2'
+    problems: list[Problem] = []
+    values = [v for _, _, v in iter_records(from_bytes("growing.jsonl", data), problems)]
+    assert values == [{"a": 1}, {"c": 3}]
+    assert [(p.line, p.message.startswith("not valid JSON"), "still be being written" in p.message)
+            for p in problems] == [(2, True, False), (4, True, True)]
