@@ -169,6 +169,8 @@ def test_the_apps_download_buttons_give_the_files(browser, tmp_path):
         page.set_default_timeout(60_000)
 
         def download(key: str) -> tuple[str, bytes]:
+            """A file of a "Download" popover (its key is the button's up to its last part)."""
+            page.locator(f".st-key-{key.rsplit('_', 1)[0]} button").first.click()
             button = page.locator(f".st-key-{key} button").first
             with page.expect_download() as dl:
                 button.click()
@@ -179,6 +181,9 @@ def test_the_apps_download_buttons_give_the_files(browser, tmp_path):
         lines = data.decode().splitlines()
         assert name == "runs.csv" and len(lines) == 1 + len(list(logs.iterdir()))
         a, b = runs[0][0]["id"], runs[1][0]["id"]
+        page.goto(f"{app.url}/timeline?trace={a}")
+        name, data = download("tv_dl_run_markdown")
+        assert name == f"{a}.md" and data.decode().startswith("# ")
         page.goto(f"{app.url}/compare?a={a}&b={b}")
         name, data = download("tv_dl_compare_html")
         assert name == f"compare-{a}-{b}.html"

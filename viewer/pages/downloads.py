@@ -78,11 +78,13 @@ def runs_files(lib: Library, query: RunsQuery, scope: Scope) -> list[File]:
 
 
 def _buttons(files: list[File], key: str, what: str) -> None:
-    with st.container(horizontal=True, gap="small", vertical_alignment="center", key=key):
-        st.caption(what, width="content")
+    """A "Download" popover holding a button per file (one line of the page, whatever the files)."""
+    with st.popover("Download", icon=":material/download:", help=what, key=key):
+        st.caption(what)
         for f in files:
             st.download_button(f.label, data=f.build, file_name=f.name, mime=f.mime, help=f.help,
-                               key=f"{key}_{f.label.lower()}", on_click="ignore", icon=":material/download:")
+                               key=f"{key}_{f.label.lower()}", on_click="ignore", icon=":material/download:",
+                               width="stretch")
 
 
 def timeline(trace_id: str) -> None:

@@ -64,7 +64,6 @@ def page() -> None:
     _reading(col, trace, visible, len(items), query, hits, occurrences)
     with header:
         _header(col, trace, everything, len(branches[0].message_ids))
-        downloads.timeline(tid)
     with controls:
         _filters(branches, list(role_of), bool(hits))
         if arrived:
@@ -350,7 +349,10 @@ def _header(col, trace: dict, everything: list, n_msgs: int) -> None:
     """Title, one line of what the trace is, one of its counts (over everything the default
     view shows), its problems and patches folded away."""
     tot = trace.get("totals") or {}
-    st.markdown(f"#### {fmt.md_text(trace.get('title') or trace['id'], 200)}")
+    title, download = st.columns([6, 1], vertical_alignment="center")
+    title.markdown(f"#### {fmt.md_text(trace.get('title') or trace['id'], 200)}")
+    with download:
+        downloads.timeline(trace["id"])
     bits = [trace.get("format"), ", ".join(trace.get("models") or []) or None, trace.get("source"),
             fmt.when(trace.get("started_at")) if trace.get("started_at") else None]
     n_calls = sum(len(conv._calls(it["message"])) for it in everything)
