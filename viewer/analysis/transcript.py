@@ -203,10 +203,39 @@ def prose_line(text) -> str:
     return fmt.md_text(_inert(text), None)
 
 
+# A fenced code block's opening line as its writer wrote it (CommonMark: up to three spaces,
+# three or more backticks or tildes, an info string).
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)\Z")
+
+
 def prose(text: str) -> str:
-    """Untrusted text as literal Markdown paragraphs: each line escaped on its own, line breaks
-    kept (a backslash at a line's end breaks the line), blank lines between paragraphs."""
-    lines = [prose_line(line) for line in _inert(text).split("\n")]
+    """Untrusted text as literal Markdown: code blocks its writer fenced stay code, their lines
+    as written (in a fence of our own no line of them can close); every other line is escaped
+    on its own, line breaks kept (a backslash at a line's end breaks the line)."""
+    parts: list[str] = []
+    lines: list[str] = []  # the escaped lines of the paragraph being read
+    code: list[str] | None = None
+    opener = info = ""
+    for line in _inert(text).split("\n"):
+        if code is not None:
+            if line.strip() and set(line.strip()) == {opener[0]} and len(line.strip()) >= len(opener):
+                parts.append(fenced("\n".join(code), info))
+                code = None
+            else:
+                code.append(line)
+            continue
+        m = _FENCE.match(line)
+        if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+            parts.append(_paragraphs(lines))
+            lines, code, opener = [], [], m.group(1)
+            info = re.sub(r"[^\w+.#-]", "", m.group(2).strip().split(" ")[0])[:30]
+            continue
+        lines.append(prose_line(line))
+    parts.append(fenced("\n".join(code), info) if code is not None else _paragraphs(lines))
+    return "\n".join(p for p in parts if p).strip("\n")
+
+
+def _paragraphs(lines: list[str]) -> str:
     out = []
     for i, line in enumerate(lines):
         nxt = lines[i + 1] if i + 1 < len(lines) else ""

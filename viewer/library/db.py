@@ -8,12 +8,14 @@ Tables (schema version `SCHEMA_VERSION`, migrated on open):
 - `inputs`: one row per file indexed (or upload): path, size, mtime, digest, format, problems,
   the cooker that read it, the files its reader opened beside it, where it came from.
 - `traces`: one row per run with every column the runs table shows; `family` names the blob
-  holding it (a run with its sub-agent runs), `parent` its parent run; `stub` the run's cooked
+  holding it (a run with its sub-agent runs: the root run's id and the digest of the file they
+  were cooked from, `ingest.content_key`), `parent` its parent run; `stub` the run's cooked
   trace without its messages, requests and artifacts, with its usage per model (`by_model`),
   for pages over many runs (metrics, compare, battles).
 - `blobs`: each family's cooked document, zstd-compressed JSON, read when a run is opened.
 - `groups`: evaluation logs (an Inspect log's task, model, metrics), JSON, per input.
-- `texts`: per run, the searchable text of each timeline item, in pieces of consecutive items
+- `texts`: per run (`trace`: its id with its family's digest), the searchable text of each
+  timeline item, in pieces of consecutive items
   (zstd-compressed JSON of [n, text] pairs, about TEXT_PIECE characters a piece), which the
   full-text index covers (without a copy of the text: an item's key in the index is its
   piece's `texts.id` times ITEM_SLOTS plus its place in the piece) and snippets are cut from
@@ -29,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _PLACEHOLDER = re.compile(r"\?")
 
@@ -227,7 +229,17 @@ class Database:
 
 
 # Statements taking a library from (dialect, version) to version + 1.
-MIGRATIONS: dict[tuple[str, int], tuple[str, ...]] = {}
+# 1 -> 2: documents and texts are stored under their run's id with the digest of the file it
+# was cooked from (`ingest.content_key`), since files of other content may hold runs of one id.
+_CONTENT_KEYS = (
+    "UPDATE blobs SET family = family || ':' || COALESCE((SELECT substr(i.digest, 1, 16) FROM traces t "
+    "JOIN inputs i ON i.id = t.input_id WHERE t.family = blobs.family LIMIT 1), '')",
+    "UPDATE texts SET trace = trace || ':' || COALESCE((SELECT substr(i.digest, 1, 16) FROM traces t "
+    "JOIN inputs i ON i.id = t.input_id WHERE t.id = texts.trace LIMIT 1), '')",
+    "UPDATE traces SET family = family || ':' || COALESCE((SELECT substr(digest, 1, 16) FROM inputs "
+    "WHERE inputs.id = traces.input_id), '')",
+)
+MIGRATIONS: dict[tuple[str, int], tuple[str, ...]] = {("sqlite", 1): _CONTENT_KEYS, ("postgresql", 1): _CONTENT_KEYS}
 
 
 class SQLiteDatabase(Database):

@@ -90,18 +90,21 @@ MESSAGE_SCHEMA = pa.schema([
 
 # -- where runs come from ----------------------------------------------------------------------
 
-def library_runs(lib: Library, ids: Iterable[str] = ()) -> Iterator[tuple[dict, dict]]:
-    """(runs row, cooked family document) of the runs `ids`, or of every run in the library
-    (by source file, then place in it). Ids not in the library are left out."""
+def library_runs(lib: Library, ids: Iterable[str] = (), scope: Scope | None = None) -> Iterator[tuple[dict, dict]]:
+    """(runs row, cooked family document) of the runs `ids` within `scope` (the whole library
+    by default), or of every run in the library (by source file, then place in it). Ids not
+    there are left out."""
     ids = list(ids)
     if ids:
-        rows: Iterable[dict] = (r for r in map(lib.run, ids) if r is not None)
+        rows: Iterable[dict] = (r for r in (lib.run(i, scope) for i in ids) if r is not None)
     else:
         rows = _every_run(lib)
     family, doc = None, None
     for row in rows:
         if row["family"] != family:  # a family's runs come together: read its document once
-            family, doc = row["family"], lib.family(row["id"])
+            family = row["family"]
+            raw = lib.family_stored(family)
+            doc = None if raw is None else orjson.loads(raw)
         if doc is not None:
             yield row, doc
 
@@ -356,10 +359,22 @@ def _replace(path: Path, data: bytes) -> None:
         partial.unlink(missing_ok=True)
 
 
+# A text cell a spreadsheet would read as a formula (OWASP's list): written after a "'".
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
 def csv_bytes(rows: Iterable[dict]) -> bytes:
-    """The runs table as CSV: the columns of runs.parquet (scores included), a header line."""
+    """The runs table as CSV: the columns of runs.parquet (scores included), a header line.
+    Titles and tasks come from the traces: a text cell that a spreadsheet would take for a
+    formula is written after a "'", so opening the file runs nothing."""
+    table = runs_table(rows)
+    for i, field in enumerate(table.schema):
+        if pa.types.is_string(field.type):
+            cells = table.column(i).to_pylist()
+            table = table.set_column(i, field, pa.array(
+                [f"'{v}" if isinstance(v, str) and v.startswith(FORMULA_START) else v for v in cells], pa.string()))
     out = io.BytesIO()
-    pacsv.write_csv(runs_table(rows), out)
+    pacsv.write_csv(table, out)
     return out.getvalue()
 
 

@@ -123,25 +123,40 @@ def cook_batch(files: list[FileStat], origin: str = "path") -> dict:
         ids = {t["id"] for t in mine}
         my_groups = [g for g in groups if ids.intersection(s for s in g.get("sides") or () if isinstance(s, str))]
         item = per_file.setdefault(f.path, {"file": f, "entry": _file_entry(f, entry), "rows": [], "blobs": [],
-                                            "groups": [], "texts": {}})
+                                            "groups": [], "texts": {}, "ids": set()})
         # The input's problems with those found inside its runs (a zip: its members' together).
         item["entry"]["problems"] = [*(item["entry"]["problems"] if entry["name"] != f.name else ()),
                                      *pipeline.input_problems(entry, mine)]
         item["entry"]["format"] = item["entry"]["format"] or entry.get("format")
         # Members of one zip with the same bytes cook to the same runs: the zip holds each once.
-        mine = [t for t in mine if t["id"] not in item["texts"]]
+        mine = [t for t in mine if t["id"] not in item["ids"]]
+        item["ids"].update(t["id"] for t in mine)
         fams = _families(mine)
         group_of = {s: g.get("id") for g in my_groups for s in g.get("sides") or () if isinstance(s, str)}
         for root, members in fams.items():
-            item["blobs"].append((root, z.compress(orjson.dumps(
+            family = content_key(root, entry.get("digest"))
+            item["blobs"].append((family, z.compress(orjson.dumps(
                 family_doc(members, messages, requests, tools, entry, my_groups)))))
             for t in members:
-                item["texts"][t["id"]] = [(z.compress(orjson.dumps(piece)), piece)
-                                          for piece in _pieces(_item_texts(t, messages, requests))]
-                item["rows"].append(_trace_row(t, len(item["rows"]), root, group_of.get(t["id"]), origin,
+                item["texts"][text_key(t["id"], family)] = [(z.compress(orjson.dumps(piece)), piece)
+                                                            for piece in _pieces(_item_texts(t, messages, requests))]
+                item["rows"].append(_trace_row(t, len(item["rows"]), family, group_of.get(t["id"]), origin,
                                                stub(t, requests)))
         item["groups"].extend(orjson.dumps(g).decode() for g in my_groups)
     return {"inputs": list(per_file.values()), "read_with": read_with}
+
+
+def content_key(key: str, digest: str | None) -> str:
+    """Where a family's cooked document is stored: its root run's id with the digest of the
+    input it was cooked from. Two files may hold runs of one id (one session, or one first
+    record: see the trace id rule) with other content; each keeps its own, and identical copies
+    share theirs. A file that grows stores its runs anew under its new digest."""
+    return f"{key}:{(digest or '')[:16]}"
+
+
+def text_key(trace_id: str, family: str) -> str:
+    """Where a run's item texts are stored: its id with its family's digest (`content_key`)."""
+    return trace_id + family[family.rfind(":"):]
 
 
 def _file_entry(f: FileStat, entry: dict) -> dict:
@@ -378,8 +393,8 @@ class Indexer:
             f: FileStat = item["file"]
             entry = item["entry"]
             old = db.one("SELECT id, digest FROM inputs WHERE path = ?", (f.path,))
-            if old is not None:
-                _release(db, old[0])
+            if old is not None:  # its runs' texts are compared with the new ones in `_put`
+                _release(db, old[0], keep_texts=set(item["texts"]))
             values = (f.root, entry["name"], self.origin, f.size, f.mtime_ns, entry.get("digest"),
                       entry.get("format"), orjson.dumps(entry.get("problems") or []).decode(),
                       entry.get("note"), "[]", self.cooker, now)
@@ -406,10 +421,21 @@ class Indexer:
                        "DO UPDATE SET data = excluded.data", item["blobs"])
         db.executemany("INSERT INTO groups (input_id, pos, data) VALUES (?, ?, ?)",
                        [(input_id, i, g) for i, g in enumerate(item["groups"])])
-        drop_texts(db, list(item["texts"]))  # as another copy (or an older cook) indexed them
-        for tid, pieces in item["texts"].items():
-            for data, items in pieces:
-                row = db.one("INSERT INTO texts (trace, data) VALUES (?, ?) RETURNING id", (tid, data))
+        held: dict[str, list] = {}
+        for chunk in chunks(list(item["texts"])):
+            for text_id, key, data in db.query(f"SELECT id, trace, data FROM texts WHERE trace IN "
+                                               f"({', '.join('?' * len(chunk))}) ORDER BY id", chunk):
+                held.setdefault(key, []).append((text_id, bytes(data)))
+        for key, pieces in item["texts"].items():
+            # The pieces the library holds already (an identical copy's, or those of an older
+            # cook of the same bytes) stay with their index entries where they are the same.
+            old = held.get(key, [])
+            same = 0
+            while same < min(len(old), len(pieces)) and old[same][1] == pieces[same][0]:
+                same += 1
+            _drop_text_rows(db, old[same:])
+            for data, items in pieces[same:]:
+                row = db.one("INSERT INTO texts (trace, data) VALUES (?, ?) RETURNING id", (key, data))
                 db.add_items(row[0] * ITEM_SLOTS, items)
 
     def _settle_companions(self, cooked_paths: list[str]) -> None:
@@ -442,8 +468,9 @@ def _stat_of(path: str) -> list:
     return [path, st.st_size, st.st_mtime_ns]
 
 
-def _release(db: Database, input_id: int) -> None:
-    """Drop an input's runs, and the documents and texts no other copy of them still uses."""
+def _release(db: Database, input_id: int, keep_texts=frozenset()) -> None:
+    """Drop an input's runs, and the documents and texts no other copy of them still uses
+    (but the texts of `keep_texts`, about to be written again)."""
     held = db.query("SELECT id, family FROM traces WHERE input_id = ?", (input_id,))
     for table in ("traces", "groups"):
         db.execute(f"DELETE FROM {table} WHERE input_id = ?", (input_id,))
@@ -453,9 +480,9 @@ def _release(db: Database, input_id: int) -> None:
     fams = list({fam for _, fam in held})
     still = set()
     for chunk in chunks(ids):
-        still.update(r[0] for r in db.query(
-            f"SELECT DISTINCT id FROM traces WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
-    drop_texts(db, [t for t in ids if t not in still])
+        still.update(text_key(*r) for r in db.query(
+            f"SELECT DISTINCT id, family FROM traces WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
+    drop_texts(db, [k for k in {text_key(*r) for r in held} if k not in still and k not in keep_texts])
     for chunk in chunks(fams):
         kept = {r[0] for r in db.query(
             f"SELECT DISTINCT family FROM traces WHERE family IN ({', '.join('?' * len(chunk))})", chunk)}
@@ -464,14 +491,19 @@ def _release(db: Database, input_id: int) -> None:
             db.execute(f"DELETE FROM blobs WHERE family IN ({', '.join('?' * len(gone))})", gone)
 
 
-def drop_texts(db: Database, trace_ids: list[str]) -> None:
-    """Take runs' item texts out of the library and its full-text index."""
+def drop_texts(db: Database, keys: list[str]) -> None:
+    """Take runs' item texts (by `text_key`) out of the library and its full-text index."""
+    for chunk in chunks(keys):
+        _drop_text_rows(db, db.query(f"SELECT id, data FROM texts WHERE trace IN ({', '.join('?' * len(chunk))})",
+                                     chunk))
+
+
+def _drop_text_rows(db: Database, rows) -> None:
+    """Take rows of the texts table, (id, data), out of it and out of the full-text index."""
     unz = zstandard.ZstdDecompressor()
-    for chunk in chunks(trace_ids):
-        rows = db.query(f"SELECT id, data FROM texts WHERE trace IN ({', '.join('?' * len(chunk))})", chunk)
-        for text_id, data in rows:
-            db.drop_items(text_id * ITEM_SLOTS, orjson.loads(unz.decompress(bytes(data))))
-            db.execute("DELETE FROM texts WHERE id = ?", (text_id,))
+    for text_id, data in rows:
+        db.drop_items(text_id * ITEM_SLOTS, orjson.loads(unz.decompress(bytes(data))))
+        db.execute("DELETE FROM texts WHERE id = ?", (text_id,))
 
 
 def _moved(read: list, stat_of: dict) -> bool:
@@ -487,13 +519,19 @@ def _moved(read: list, stat_of: dict) -> bool:
 
 
 def _batches(files: list[FileStat]):
-    batch, size = [], 0
+    """Files in batches to cook together; two of one name (files given from two folders) never
+    share one, since a batch's cook names its inputs by their names."""
+    batch, size, names = [], 0, set()
     for f in files:
+        if f.name in names:
+            yield batch
+            batch, size, names = [], 0, set()
         batch.append(f)
+        names.add(f.name)
         size += f.size
         if len(batch) >= BATCH_FILES or size >= BATCH_BYTES:
             yield batch
-            batch, size = [], 0
+            batch, size, names = [], 0, set()
     if batch:
         yield batch
 

@@ -237,22 +237,22 @@ class Library:
 
     def run(self, trace_id: str, scope: Scope | None = None) -> dict | None:
         where_scope, scope_params = (scope or Scope(everything=True)).sql()
+        # Files holding runs of one id (a session and an older copy of it): the newest one's.
         r = self.db.one(f"SELECT {_RUN_SELECT} FROM traces t JOIN inputs i ON i.id = t.input_id "
-                        f"WHERE t.id = ? AND {where_scope} ORDER BY i.path LIMIT 1", (trace_id, *scope_params))
+                        f"WHERE t.id = ? AND {where_scope} ORDER BY i.mtime_ns DESC, i.path LIMIT 1",
+                        (trace_id, *scope_params))
         return _run(r) if r else None
 
     def family(self, trace_id: str, scope: Scope | None = None) -> dict | None:
         """The cooked document of a run's family (the run, its parent and sub-agent runs), or
         None when the run is not in the library (or not in scope)."""
-        raw = self.family_json(trace_id, scope)
+        run = self.run(trace_id, scope)
+        raw = None if run is None else self.family_stored(run["family"])
         return None if raw is None else orjson.loads(raw)
 
-    def family_json(self, trace_id: str, scope: Scope | None = None) -> bytes | None:
-        """`family` as the JSON text it is stored as."""
-        run = self.run(trace_id, scope)
-        if run is None:
-            return None
-        row = self.db.one("SELECT data FROM blobs WHERE family = ?", (run["family"],))
+    def family_stored(self, family: str) -> bytes | None:
+        """The JSON text of the family document a runs row names (its `family`)."""
+        row = self.db.one("SELECT data FROM blobs WHERE family = ?", (family,))
         return None if row is None else self._zstd.decompress(bytes(row[0]))
 
     # -- search -------------------------------------------------------------------------------
@@ -269,19 +269,20 @@ class Library:
         fetch = SEARCH_CANDIDATES
         while True:
             matches = self.db.match(parsed, fetch)  # best first
-            owner: dict[int, str] = {}  # texts id -> its run
+            owner: dict[int, str] = {}  # texts id -> its run's text key (`ingest.text_key`)
             for chunk in chunks(list({key // ITEM_SLOTS for key, _ in matches}), 500):
                 owner.update(self.db.query(f"SELECT id, trace FROM texts WHERE id IN ({', '.join('?' * len(chunk))})",
                                            chunk))
-            wanted = set()
-            for chunk in chunks(list(set(owner.values())), 500):
-                wanted.update(r[0] for r in self.db.query(
-                    f"SELECT t.id FROM traces t JOIN inputs i ON i.id = t.input_id "
+            wanted = set()  # the text keys of runs in scope: another file's run of one id is not
+            for chunk in chunks(list({k[:k.rfind(":")] for k in owner.values()}), 500):
+                wanted.update(ingest.text_key(*r) for r in self.db.query(
+                    f"SELECT t.id, t.family FROM traces t JOIN inputs i ON i.id = t.input_id "
                     f"WHERE t.id IN ({', '.join('?' * len(chunk))}) AND {where}", (*chunk, *scope_params, *params)))
             best: dict[str, tuple[int, float]] = {}  # run -> its best item's key and rank
             for key, rank in matches:
-                tid = owner.get(key // ITEM_SLOTS)
-                if tid in wanted and tid not in best:
+                text = owner.get(key // ITEM_SLOTS)
+                tid = text[:text.rfind(":")] if text in wanted else None
+                if tid is not None and tid not in best:
                     best[tid] = (key, rank)
             if len(best) >= limit or len(matches) < fetch:
                 break
@@ -292,7 +293,9 @@ class Library:
             rows = self.db.query(f"SELECT {_RUN_SELECT} FROM traces t JOIN inputs i ON i.id = t.input_id "
                                  f"WHERE t.id IN ({', '.join('?' * len(chunk))}) AND {where}",
                                  (*chunk, *scope_params, *params))
-            runs.update((r[0], _run(r)) for r in rows)
+            for r in map(_run, rows):  # the row of the file whose text matched
+                if owner[best[r["id"]][0] // ITEM_SLOTS] == ingest.text_key(r["id"], r["family"]):
+                    runs[r["id"]] = r
         texts = dict(self.db.query(f"SELECT id, data FROM texts WHERE id IN ({', '.join('?' * len(top))})",
                                    [key // ITEM_SLOTS for _, (key, _) in top])) if top else {}
         hits = []

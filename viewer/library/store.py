@@ -257,13 +257,9 @@ class Store:
         return col, col.traces[trace_id]
 
     def _family(self, run: dict) -> Collection | None:
-        fam = run["family"]
-        held = self.library.input_stat(run["input_id"])
+        fam = run["family"]  # names the content: a file that changed holds another family
         with self._lock:
             col = self.open.get(fam)
-            if col is not None and col.path == run["path"] and (col.size, col.mtime_ns) != held:
-                del self.open[fam]  # its file changed (it grew, say) and was indexed again
-                col = None
             if col is not None:
                 self.open.move_to_end(fam)
                 return col
@@ -272,11 +268,12 @@ class Store:
             with self._lock:
                 if fam in self.open:
                     return self.open[fam]
-            raw = self.library.family_json(run["id"])
+            raw = self.library.family_stored(fam)
             if raw is None:
                 return None
             doc = orjson.loads(raw)
             _link_relatives(self.library, doc)
+            held = self.library.input_stat(run["input_id"])
             col = Collection(fam, run["path"], run["origin"] or "path", doc, path=run["path"],
                              size=held[0], mtime_ns=held[1], memory=DOC_MEMORY_PER_BYTE * len(raw))
             with self._lock:

@@ -73,7 +73,7 @@ def runs_files(lib: Library, query: RunsQuery, scope: Scope) -> list[File]:
                  "the runs table of every run the filters keep, scores included"),
             File("Parquet", "runs-parquet.zip", "application/zip",
                  lambda: export.parquet_zip_bytes(export.library_runs(
-                     lib, [r["id"] for r in matching_rows(lib, query, scope)])),
+                     lib, [r["id"] for r in matching_rows(lib, query, scope)], scope)),
                  "runs.parquet, requests.parquet and messages.parquet of every run the filters keep")]
 
 

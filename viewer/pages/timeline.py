@@ -60,7 +60,7 @@ def page() -> None:
         cur = _current()
         _set_msg(next((n for n in hits if n >= cur), hits[0]), focus=True)
 
-    arrived = _arrivals(tid, len(items))
+    arrived = _arrivals((tid, branch.key), col.key, len(items))
     _reading(col, trace, visible, len(items), query, hits, occurrences)
     with header:
         _header(col, trace, everything, len(branches[0].message_ids))
@@ -73,22 +73,23 @@ def page() -> None:
     state.follow_run(tid, col)
 
 
-def _arrivals(tid: str, n: int) -> int | None:
+def _arrivals(view: tuple, content: str, n: int) -> int | None:
     """Where the messages that arrived while the reader was here begin (the file grew and was
-    read again), for the "new messages" marker; None when there are none to point at. A reader
-    at the end (on the last page) follows it instead: the view moves to the new end."""
+    read again: the same view, `(trace id, branch)`, of other content), for the "new messages"
+    marker; None when there are none to point at. A reader at the end (on the last page)
+    follows it instead: the view moves to the new end."""
     ss = st.session_state
     was = ss.get("tv_shown")
-    ss["tv_shown"] = (tid, n)
+    ss["tv_shown"] = (view, content, n)
     new = ss.get("tv_new")
-    if new is not None and new[0] != tid:
+    if new is not None and new[0] != view:
         new = ss["tv_new"] = None
-    if was is not None and was[0] == tid and n > was[1]:
-        if _current() > was[1] - _page_size():  # the last page was being read
+    if was is not None and was[0] == view and was[1] != content and n > was[2]:
+        if _current() > was[2] - _page_size():  # the last page was being read
             _set_msg(n, focus=False)
             new = ss["tv_new"] = None
         elif new is None:
-            new = ss["tv_new"] = (tid, was[1] + 1)
+            new = ss["tv_new"] = (view, was[2] + 1)
     if new is None or _current() >= new[1]:
         ss["tv_new"] = None
         return None

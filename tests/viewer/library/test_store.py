@@ -182,3 +182,28 @@ def test_a_source_record_is_read_again_only_from_the_file_as_it_was(lib, tmp_pat
     assert rec is not None and rec.value["id"] == json.loads(log.read_text().splitlines()[0])["id"]
     log.write_bytes(log.read_bytes() + b"\n")
     assert col.source_record(trace["source"], 1) is None
+
+
+def test_a_private_upload_of_a_run_of_the_same_id_never_shows_to_others(lib, tmp_path):
+    """An upload starting as a served file starts names its run alike; those who may not read
+    the upload still read the served file's run, not the upload's content."""
+    served = tmp_path / "served"
+    served.mkdir()
+    data = (SAMPLES / "openai_chat.jsonl").read_bytes()
+    (served / "log.jsonl").write_bytes(data)
+    lib.index([served])
+    (tid,) = lib.runs_in(Scope(paths=(str(served),)))
+    first = data.split(b"\n", 1)[0]
+    planted = json.loads(first)
+    planted["id"] = "another"
+    planted["response"]["choices"][0]["message"]["content"] = "zqplanted answer"
+    s = Store(lib, private_uploads=True)
+    up = s.add_uploads([("log.jsonl", first + b"\n" + json.dumps(planted).encode() + b"\n")], owner="session-b")
+    assert up.traces == [tid]  # one id: the first record names it
+    others = Scope(paths=(str(served), *s.upload_scope("session-a")))
+    col, _ = s.find_trace(tid, others)
+    assert not any("zqplanted" in str(m.get("content")) for m in col.doc["messages"])
+    assert lib.search("zqplanted", others) == []
+    mine = Scope(paths=(str(served), *s.upload_scope("session-b")))
+    col, _ = s.find_trace(tid, mine)  # the uploader reads the newest file of the id: its own
+    assert any("zqplanted" in str(m.get("content")) for m in col.doc["messages"])
