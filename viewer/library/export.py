@@ -349,7 +349,13 @@ def _counted(runs: Iterable[tuple[dict, dict]], written: Written) -> Iterator[tu
 
 
 def _replace(path: Path, data: bytes) -> None:
-    """Write a file whole: under its name only once complete."""
+    """Write a file whole: under its name only once complete. A name that is a link writes its
+    target; one that is not a regular file (a pipe, /dev/stdout) is written to as it is."""
+    path = path.resolve()
+    if path.exists() and not path.is_file():
+        with open(path, "wb") as f:
+            f.write(data)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
     try:
@@ -431,8 +437,12 @@ def json_bytes(runs: Iterable[tuple[dict, dict]]) -> bytes:
 
 
 def md_bytes(runs: Iterable[tuple[dict, dict]]) -> bytes:
-    """Each run's Markdown transcript, one after another (a rule between them)."""
-    parts = [transcript.markdown(transcript.Family(doc), _trace(run, doc)) for run, doc in runs if _trace(run, doc)]
+    """Each run's Markdown transcript, one after another (a rule between them); a sub-agent
+    run whose parent is among them is in the parent's transcript already."""
+    runs = list(runs)
+    ids = {run["id"] for run, _ in runs}
+    parts = [transcript.markdown(transcript.Family(doc), _trace(run, doc)) for run, doc in runs
+             if _trace(run, doc) and run.get("parent") not in ids]
     return "\n---\n\n".join(parts).encode("utf-8")
 
 

@@ -3,10 +3,12 @@ indexed again within about a second, and pages learn from `Follower.version` tha
 changed.
 
 The file system says when something changed (watchdog's observer: inotify on Linux); where it
-cannot (the package or the kernel's watches are missing, a network file system), the paths are
-polled. Either way a change only wakes the index of the paths, which skips unchanged files by
-their size and time, so it costs a listing and the cook of what changed. The index runs at
-most once per `interval`: a file rewritten many times a second is read once a second.
+cannot (the package or the kernel's watches are missing), the paths are polled every POLL_S
+seconds, and where it may stay silent (a network file system) they are scanned every RESCAN_S
+seconds all the same. Either way a change only wakes the index of the paths, which skips
+unchanged files by their size and time, so it costs a listing and the cook of what changed.
+The index runs at most once per `interval`: a file rewritten many times a second is read once
+a second.
 """
 from __future__ import annotations
 
@@ -20,6 +22,9 @@ log = logging.getLogger(__name__)
 
 INTERVAL_S = 1.0  # at most one index run a second
 POLL_S = 2.0      # how often the paths are scanned when the file system cannot tell
+# How often they are scanned all the same when it can: a network file system takes watches
+# and never reports what other machines write.
+RESCAN_S = 30.0
 # What the file system reports that is a change (not a read: indexing opens the files too).
 CHANGES = frozenset({"created", "modified", "moved", "deleted", "closed"})
 
@@ -29,11 +34,11 @@ class Follower:
     `version` counts the runs whose result `changed(result)` says changed the library."""
 
     def __init__(self, paths, index: Callable[[], object], changed: Callable[[object], bool], *,
-                 interval: float = INTERVAL_S, poll: float = POLL_S, ignore: Callable[[str], bool] | None = None,
-                 watch: bool = True):
+                 interval: float = INTERVAL_S, poll: float = POLL_S, rescan: float = RESCAN_S,
+                 ignore: Callable[[str], bool] | None = None, watch: bool = True):
         self.paths = [os.path.realpath(p) for p in paths]
         self.index, self.changed = index, changed
-        self.interval, self.poll = interval, poll
+        self.interval, self.poll, self.rescan = interval, poll, rescan
         self.ignore = ignore or (lambda path: False)
         self.version = 0
         self.watching = False  # the file system tells us (else we poll)
@@ -91,7 +96,7 @@ class Follower:
     def _loop(self) -> None:
         last = 0.0
         while not self._stop.is_set():
-            self._wake.wait(None if self.watching else self.poll)
+            self._wake.wait(self.rescan if self.watching else self.poll)
             if self._stop.is_set():
                 return
             time.sleep(max(0.0, last + self.interval - time.monotonic()))

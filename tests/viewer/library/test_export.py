@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import threading
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -251,7 +253,30 @@ def test_markdown_holds_each_run_and_the_parquet_zip_the_three_tables(tmp_path):
 
     heads = [line[2:] for line in md.splitlines() if line.startswith("# ")]
     assert heads == [prose_line(run["title"]) for run, _ in runs]
+    # A session with its sub-agent run: the sub-agent's transcript once, in the session's.
+    session = SAMPLES / "claude_code" / "-home-user-notes-app"
+    agent = json.loads((session / "5f0c1e2a-7b3d-4c59-9e1f-2a6b8c0d4e71" / "subagents" / "agent-a7c41d9.jsonl")
+                       .read_text().splitlines()[0])["message"]["content"]
+    md = export.md_bytes(export.cooked_runs([session])[0]).decode()
+    assert md.count(prose_line(agent)) == 1 and md.count("\n---\n") == 0
     with zipfile.ZipFile(io.BytesIO(export.parquet_zip_bytes(runs))) as z:
         assert sorted(z.namelist()) == sorted(f"{name}.parquet" for name in export.TABLES)
         for name, table in export.tables(runs).items():
             assert pq.read_table(io.BytesIO(z.read(f"{name}.parquet"))).equals(table), name
+
+
+def test_an_output_that_is_a_link_or_not_a_file_is_written_through(tmp_path):
+    runs = export.cooked_runs([SAMPLES / "api_logs" / "openai_chat.jsonl"])[0]
+    target = tmp_path / "target.md"
+    target.write_text("old")
+    (tmp_path / "link.md").symlink_to(target)
+    export.write(runs, "md", tmp_path / "link.md")
+    assert (tmp_path / "link.md").is_symlink() and target.read_bytes() == export.md_bytes(runs)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    export.write(runs, "csv", fifo)
+    reader.join(10)
+    assert fifo.exists() and not fifo.is_file() and got == [export.csv_bytes(run for run, _ in runs)]

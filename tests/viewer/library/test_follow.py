@@ -88,3 +88,11 @@ def test_without_the_file_system_the_paths_are_polled(tmp_path):
         assert not f.watching
         time.sleep(1.0)
         assert len(runs.times) >= 3
+
+
+def test_a_watched_folder_is_scanned_all_the_same_now_and_then(tmp_path):
+    """A network file system takes the watch and never reports another machine's writes."""
+    with following([tmp_path], rescan=0.3, interval=0.1) as (f, runs):
+        assert f.watching
+        time.sleep(1.2)
+        assert len(runs.times) >= 2

@@ -84,6 +84,14 @@ def test_the_run_files_are_the_exports_of_the_run(lib):
     assert files["HTML"].build() == export.html_bytes(*run) and files["HTML"].name == f"{tid}.html"
     assert json.loads(files["JSON"].build())["traces"][0]["id"] == tid
     assert files["Markdown"].build() == export.md_bytes([run])
+    # What the run's file says is in them: its first question, as the request log has it.
+    first = json.loads(Path(run[0]["path"]).read_text().splitlines()[0])
+    asked = next(m["content"] for m in first["request"]["messages"] if m["role"] == "user")
+    asked = asked if isinstance(asked, str) else next(p["text"] for p in asked if p.get("type") == "text")
+    words = asked.split()[:4]
+    page, md = files["HTML"].build().decode(), files["Markdown"].build().decode()
+    assert all(w.replace("'", "&#x27;") in page or w in page for w in words)
+    assert all(w in md.replace("\\", "") for w in words)
     other = next(t for t in lib.runs_in(scope) if t != tid)
     (page,) = downloads.compare_files(lib, scope, tid, other)
     assert page.build().startswith(b"<!DOCTYPE html>")
