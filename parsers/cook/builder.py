@@ -293,13 +293,20 @@ class DocumentBuilder:
         msgs = self.messages
         calls = 0
         seen: set[str] = set(trace["timeline"])
+        before: list[str] = []  # the request messages of the request before
         for r in reqs:
             for mid in r["response_messages"]:
                 tc = msgs[mid]["tool_calls"]
                 if tc:
                     calls += len(tc)
             if not r["_synthetic"]:  # a synthetic request's history is the timeline's
-                seen.update(r["request_messages"])
+                # A request usually repeats the messages of the one before (seen already) and
+                # adds a few: only those are added.
+                ids, k = r["request_messages"], len(before)
+                if not (k and len(ids) >= k and ids[k - 1] is before[-1] and ids[:k] == before):
+                    k = 0
+                seen.update(ids[k:] if k else ids)
+                before = ids
             seen.update(r["response_messages"])
         errors = sums["failed_requests"] + sum(1 for mid in seen if msgs[mid]["is_error"])
         out = {"requests": len(reqs), "messages": len(trace["timeline"]),

@@ -80,6 +80,10 @@ class Intake:
         self.file, self.problems = file, problems
         self._last: list = []  # the last message list checked (requests repeat their history)
         self._last_tools: list | None = None  # the same for the tools offered
+        # Messages that passed, by id() (the object is kept, so its id() is not reused): a
+        # trace's timeline and its requests hold the same objects, and a message that passed
+        # once is left as it was, so checking it again would find nothing.
+        self._passed: dict[int, Message] = {}
 
     def _bad(self, where: dict, field: str, expected: str, value) -> None:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -229,10 +233,17 @@ class Intake:
             last, k = self._last, len(self._last)
             if not (k and len(v) >= k and v[k - 1] is last[k - 1] and v[:k] == last):
                 k = 0
-        # Messages interned before (a cid) were checked then; only the others are looked at.
-        fresh = [m for m in v[k:] if type(m) is not Message or m.cid is None]
+        # Messages interned before (a cid) or passed here were checked then; only the others
+        # are looked at.
+        passed = self._passed
+        fresh = [m for m in v[k:] if type(m) is not Message or (m.cid is None and id(m) not in passed)]
         if fresh:
-            dropped = {id(m) for m in fresh if self.message(where, m) is None}
+            dropped = set()
+            for m in fresh:
+                if self.message(where, m) is None:
+                    dropped.add(id(m))
+                else:
+                    passed[id(m)] = m
             out = [m for m in v if id(m) not in dropped] if dropped else v
         else:
             out = v

@@ -198,22 +198,31 @@ def _mask_all(v):
     return v
 
 
+# Values with no text in them: a scrub gives them back as they are.
+_BARE = frozenset((int, float, bool, type(None)))
+
+
 def scrub(obj, _properties: bool = False):
     """Mask secrets in every string of a JSON-like value, keys included; values under secret
     names are masked whole (see the module's docstring)."""
     if isinstance(obj, str):
         return scrub_text(obj)
+    # Most values are strings and numbers: they are handled in the loops below, not in a
+    # call of their own each.
     if isinstance(obj, list):
-        return [scrub(v) for v in obj]
+        return [scrub_text(v) if type(v) is str else v if type(v) in _BARE else scrub(v) for v in obj]
     if isinstance(obj, dict):
         out = {}
+        names = _names
         for k, v in obj.items():
             if not isinstance(k, str):
                 out[k] = scrub(v)
                 continue
-            name, secret = _key(k)
+            name, secret = names.get(k) or _key(k)
             if not secret:
-                out[name] = scrub(v, k == "properties" and isinstance(v, dict))
+                t = type(v)
+                out[name] = scrub_text(v) if t is str else v if t in _BARE else \
+                    scrub(v, k == "properties" and isinstance(v, dict))
             elif _properties and isinstance(v, dict):  # a schema's parameter named like a secret
                 out[name] = {kk: _mask_all(vv) if kk in _SCHEMA_VALUES else scrub(vv) for kk, vv in scrub(v).items()}
             else:
@@ -261,9 +270,10 @@ def _image(d: dict) -> dict:
 def mask_message(m: dict) -> None:
     """Mask a cooked message in place (its id stays the id of the unmasked content)."""
     for k, v in m.items():
-        if v is None or k in _MESSAGE_SKIP:
+        t = type(v)
+        if t in _BARE or k in _MESSAGE_SKIP:
             continue
-        m[k] = scrub_text(v) if type(v) is str else scrub(v)
+        m[k] = scrub_text(v) if t is str else scrub(v)
     if m.get("images"):
         m["images"] = [_image(im) if isinstance(im, dict) else im for im in m["images"]]
 

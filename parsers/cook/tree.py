@@ -121,10 +121,12 @@ def assign_parents(requests: list[tuple[str | None, list[str], list[str], frozen
         if st is not None:
             scored: set[_Node] = set()
 
-            def score(b: _Node) -> None:
+            def score(b: _Node, d: int | None = None) -> None:
+                """`d`: the edit distance, when the caller knows it."""
                 nonlocal best, best_i
                 scored.add(b)
-                d = _distance(b.conv, req)
+                if d is None:
+                    d = _distance(b.conv, req)
                 j = b.tools.get(tools)
                 if j is not None:  # same tools: nothing in the bucket scores better
                     s = -d
@@ -160,7 +162,8 @@ def assign_parents(requests: list[tuple[str | None, list[str], list[str], frozen
                 depth += 1
             reached = node
             if node.conv is not None:
-                score(node)
+                # Our first `depth` messages: its distance from us is our messages past them.
+                score(node, n - depth)
             if node.last >= 0 and bucket_of[node.last] not in scored:
                 score(bucket_of[node.last])
 

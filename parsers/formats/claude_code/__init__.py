@@ -223,7 +223,7 @@ def _split(name: str, records: list) -> tuple[Run, list[Run]]:
             continue
         spawned_by = as_text(rec.get("parent_tool_use_id"))
         if spawned_by:  # stream-json: a sub-agent's events carry the call that started it
-            run = sides.setdefault(spawned_by, Run(name, links=main.links, agent_id=spawned_by))
+            run = _run_of(sides, spawned_by, main, spawned_by)
             main.agents.setdefault(spawned_by, (spawned_by, None))
             run.records.append((where, rec))
             continue
@@ -231,13 +231,21 @@ def _split(name: str, records: list) -> tuple[Run, list[Run]]:
             key = as_text(rec.get("agentId")) or side_of.get(parent) or uid
             if isinstance(uid, str):
                 side_of[uid] = key
-            run = sides.setdefault(key, Run(name, links=main.links, agent_id=as_text(rec.get("agentId"))))
+            run = _run_of(sides, key, main, as_text(rec.get("agentId")))
             run.records.append((where, rec))
             continue
         if whole_agent and main.agent_id is None:
             main.agent_id = _agent_id(posixpath.basename(name)) or as_text(rec.get("agentId"))
         main.records.append((where, rec))
     return main, list(sides.values())
+
+
+def _run_of(runs: dict, key, main: Run, agent_id: str | None) -> Run:
+    """The sub-agent run under `key`, made with its first record (not one for every record)."""
+    run = runs.get(key)
+    if run is None:
+        run = runs[key] = Run(main.source, links=main.links, agent_id=agent_id)
+    return run
 
 
 def _queued_prompt(rec: dict) -> dict:
@@ -258,7 +266,7 @@ def _agent_progress(main: Run, rec: dict, where: dict) -> bool:
     agent, msg = as_text(data.get("agentId")), data.get("message")
     if agent is None or not isinstance(msg, dict) or msg.get("type") not in ("user", "assistant"):
         return False
-    run = main.relayed.setdefault(agent, Run(main.source, links=main.links, agent_id=agent))
+    run = _run_of(main.relayed, agent, main, agent)
     run.records.append((where, msg))
     call = as_text(rec.get("parentToolUseID"))
     if call:

@@ -47,6 +47,7 @@ class Step:
     uuids: set = field(default_factory=set)
     index: int = 0
     parent: "Step | None" = None
+    time: int | None = None  # its first line's, read once
 
 
 @dataclass
@@ -96,14 +97,14 @@ def _steps(run: Run, trace: ParsedTrace) -> list[Step]:
             trace.started_at = ts
         if ts is not None:
             trace.ended_at = max(trace.ended_at or ts, ts)
-        step = Step(typ, rec.get("parentUuid") if isinstance(rec.get("parentUuid"), str) else None)
+        parent = rec.get("parentUuid")
+        parent = parent if isinstance(parent, str) else None
         if typ == "system":
             if rec.get("subtype") == "compact_boundary":
-                step.kind = "marker"
-                step.parent_uuid = as_text(rec.get("logicalParentUuid")) or step.parent_uuid
+                step = Step("marker", as_text(rec.get("logicalParentUuid")) or parent, time=ts)
                 step.messages = [_marker(rec, ts, where.get("line"))]
             else:
-                step.kind = "note"
+                step = Step("note", parent, time=ts)
                 step.messages = [Message("system", _note_text(rec), extra=_extra(ts, subtype=as_text(rec.get("subtype")),
                                                                                  line=where.get("line")))]
             steps.append(step)
@@ -122,12 +123,11 @@ def _steps(run: Run, trace: ParsedTrace) -> list[Step]:
         if typ == "assistant":
             key = _response_key(rec, msg)
             prev = responses.get(key) if key is not None else None
-            if prev is not None:
+            if prev is not None:  # a later line of a response: no step of its own
                 prev.lines.append((where, rec))
                 _own(prev, rec)
                 continue
-            step.kind = "response"
-            step.lines = [(where, rec)]
+            step = Step("response", parent, lines=[(where, rec)], time=ts)
             if key is not None:
                 responses[key] = step
             steps.append(step)
@@ -135,15 +135,15 @@ def _steps(run: Run, trace: ParsedTrace) -> list[Step]:
             continue
         # a user line
         new = ClaudeMessages(file, where, trace.problems).blocks("user", content, "/message/content")
-        step.kind = "results" if new and all(m.role == "tool_result" for m in new) else "prompt"
+        kind = "results" if new and all(m.role == "tool_result" for m in new) else "prompt"
         if rec.get("queued") is True:  # see `_queued_prompt`
-            step.kind = "queued"
-        extra = _extra(ts, injected=True if rec.get("isMeta") is True and step.kind == "prompt" else None, queued=step.kind == "queued" or None,
+            kind = "queued"
+        extra = _extra(ts, injected=True if rec.get("isMeta") is True and kind == "prompt" else None, queued=kind == "queued" or None,
                        compaction_summary=True if rec.get("isCompactSummary") is True else None, line=where.get("line"))
         for m in new:
             m.extra = dict(extra) if extra else None
-        step.messages = new
-        if step.kind == "results":
+        step = Step(kind, parent, messages=new, time=ts)
+        if kind == "results":
             _patches(trace, rec, file, where)
             _agent_result(run, rec, new)
         steps.append(step)
@@ -183,7 +183,7 @@ def _finish_response(step: Step, file: str, problems: list[Problem]) -> None:
     # Claude Code writes blank text blocks between thinking and tool calls: nothing to show.
     shown = [m for m in msgs if m.role != "assistant" or m.content.strip() or m.images]
     step.messages = (shown or msgs[:1]) + ([Message("tool_use", "", tool_calls=calls)] if calls else [])
-    extra = _extra(read_time(step.lines[0][1].get("timestamp"), [], file, ""), line=step.lines[0][0].get("line"))
+    extra = _extra(step.time, line=step.lines[0][0].get("line"))
     for m in step.messages:
         m.extra = dict(extra) if extra else None
 
@@ -225,12 +225,7 @@ def _patches(trace: ParsedTrace, rec: dict, file: str, where: dict) -> None:
         return
     hunks = res.get("structuredPatch")
     path = as_text(res.get("filePath")) or "file"
-    call = None
-    content = rec["message"].get("content")
-    if isinstance(content, list):
-        call = next((b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("tool_use_id")), None)
     rel = path.lstrip("/")
-    header = f"--- a/{rel}\n+++ b/{rel}\n"
     if res.get("type") == "create" and isinstance(res.get("content"), str) and not hunks:
         lines = res["content"].splitlines()
         body = f"--- /dev/null\n+++ b/{rel}\n@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{x}\n" for x in lines)
@@ -248,12 +243,16 @@ def _patches(trace: ParsedTrace, rec: dict, file: str, where: dict) -> None:
             parts.append("@@ -{},{} +{},{} @@\n".format(*nums) + "".join(x + "\n" for x in lines))
         if not parts:
             return
-        body = header + "".join(parts)
+        body = f"--- a/{rel}\n+++ b/{rel}\n" + "".join(parts)
     else:
         if hunks is not None and not isinstance(hunks, list):
             trace.problems.append(Problem(file, f"expected an array of hunks, found {json_kind(hunks)}; not shown",
                                           path="/toolUseResult/structuredPatch", **where))
         return
+    call = None
+    content = rec["message"].get("content")
+    if isinstance(content, list):
+        call = next((b.get("tool_use_id") for b in content if isinstance(b, dict) and b.get("tool_use_id")), None)
     trace.artifacts.append(Artifact("patch", path, body, "unified-diff",
                                     {"tool_use_id": call, "file": path, "line": where.get("line")}))
 
@@ -397,10 +396,9 @@ def _calls(steps: list[Step], run: Run):
         error = None
         if last.get("isApiErrorMessage") is True or first.get("isApiErrorMessage") is True:
             error = next((m.content for m in s.messages if m.role == "assistant" and m.content), "API error")
-        ts = read_time(first.get("timestamp"), [], run.source, "")
         rid = as_text(first.get("requestId"))
         yield Call(request_messages=history, response_messages=s.messages, id=as_text(msg.get("id")) or rid,
-                   timestamp=ts, model=model, provider="anthropic",
+                   timestamp=s.time, model=model, provider="anthropic",
                    usage=usage_mod.from_anthropic(usage) if isinstance(usage, dict) else None,
                    stop_reason=as_text(last_msg.get("stop_reason")) or as_text(msg.get("stop_reason")),
                    error=error, line=where.get("line"), record=where.get("record"))
