@@ -393,8 +393,9 @@ class Indexer:
             f: FileStat = item["file"]
             entry = item["entry"]
             old = db.one("SELECT id, digest FROM inputs WHERE path = ?", (f.path,))
-            if old is not None:  # its runs' texts are compared with the new ones in `_put`
-                _release(db, old[0], keep_texts=set(item["texts"]))
+            # The texts of its runs as the file was (no other copy holds them) are compared
+            # with the new ones in `_put`.
+            before = _release(db, old[0], keep_texts=set(item["texts"]), reuse=True) if old is not None else {}
             values = (f.root, entry["name"], self.origin, f.size, f.mtime_ns, entry.get("digest"),
                       entry.get("format"), orjson.dumps(entry.get("problems") or []).decode(),
                       entry.get("note"), "[]", self.cooker, now)
@@ -408,11 +409,12 @@ class Indexer:
                 db.execute("UPDATE inputs SET root = ?, name = ?, origin = ?, size = ?, mtime_ns = ?, digest = ?, "
                            "format = ?, problems = ?, note = ?, reads = ?, cooker = ?, indexed_at = ?, gone = 0 "
                            "WHERE id = ?", (*values, input_id))
-            self._put(input_id, item)
+            self._put(input_id, item, before)
 
-    def _put(self, input_id: int, item: dict) -> None:
+    def _put(self, input_id: int, item: dict, before: dict[str, str]) -> None:
         """Write an input's runs. Identical files in two places cook to the same runs: each
-        place has its own rows, and they share the family documents and texts."""
+        place has its own rows, and they share the family documents and texts. `before`: the
+        text keys of runs of the file as it was (run id -> key), free to take over."""
         db = self.db
         cols = ("id",) + TRACE_COLUMNS
         db.executemany(f"INSERT INTO traces ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
@@ -422,21 +424,29 @@ class Indexer:
         db.executemany("INSERT INTO groups (input_id, pos, data) VALUES (?, ?, ?)",
                        [(input_id, i, g) for i, g in enumerate(item["groups"])])
         held: dict[str, list] = {}
-        for chunk in chunks(list(item["texts"])):
+        for chunk in chunks([*item["texts"], *before.values()]):
             for text_id, key, data in db.query(f"SELECT id, trace, data FROM texts WHERE trace IN "
                                                f"({', '.join('?' * len(chunk))}) ORDER BY id", chunk):
                 held.setdefault(key, []).append((text_id, bytes(data)))
+        taken = set()
         for key, pieces in item["texts"].items():
-            # The pieces the library holds already (an identical copy's, or those of an older
-            # cook of the same bytes) stay with their index entries where they are the same.
-            old = held.get(key, [])
+            # The pieces the library holds already stay with their index entries where they are
+            # the same: an identical copy's, those of an older cook of the same bytes, or those
+            # of the run as its file was before it grew (its other runs, its first pieces).
+            old = held.get(key)
+            if old is None:
+                taken.add(before.get(key[:key.rfind(":")]))
+                old = held.get(before.get(key[:key.rfind(":")]), [])
             same = 0
             while same < min(len(old), len(pieces)) and old[same][1] == pieces[same][0]:
                 same += 1
+            for chunk in chunks([text_id for text_id, _ in old[:same]]):
+                db.execute(f"UPDATE texts SET trace = ? WHERE id IN ({', '.join('?' * len(chunk))})", (key, *chunk))
             _drop_text_rows(db, old[same:])
             for data, items in pieces[same:]:
                 row = db.one("INSERT INTO texts (trace, data) VALUES (?, ?) RETURNING id", (key, data))
                 db.add_items(row[0] * ITEM_SLOTS, items)
+        drop_texts(db, [k for k in before.values() if k not in taken])
 
     def _settle_companions(self, cooked_paths: list[str]) -> None:
         """Companion files (read with another input) say which input read them, or that none
@@ -468,27 +478,32 @@ def _stat_of(path: str) -> list:
     return [path, st.st_size, st.st_mtime_ns]
 
 
-def _release(db: Database, input_id: int, keep_texts=frozenset()) -> None:
+def _release(db: Database, input_id: int, keep_texts=frozenset(), reuse: bool = False) -> dict[str, str]:
     """Drop an input's runs, and the documents and texts no other copy of them still uses
-    (but the texts of `keep_texts`, about to be written again)."""
+    (but the texts of `keep_texts`, about to be written again). With `reuse`, those texts are
+    not dropped but returned (run id -> text key), for the input's new runs to take over."""
     held = db.query("SELECT id, family FROM traces WHERE input_id = ?", (input_id,))
     for table in ("traces", "groups"):
         db.execute(f"DELETE FROM {table} WHERE input_id = ?", (input_id,))
     if not held:
-        return
+        return {}
     ids = list({tid for tid, _ in held})
     fams = list({fam for _, fam in held})
     still = set()
     for chunk in chunks(ids):
         still.update(text_key(*r) for r in db.query(
             f"SELECT DISTINCT id, family FROM traces WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
-    drop_texts(db, [k for k in {text_key(*r) for r in held} if k not in still and k not in keep_texts])
+    free = {tid: text_key(tid, fam) for tid, fam in held}
+    free = {tid: k for tid, k in free.items() if k not in still and k not in keep_texts}
+    if not reuse:
+        drop_texts(db, list(free.values()))
     for chunk in chunks(fams):
         kept = {r[0] for r in db.query(
             f"SELECT DISTINCT family FROM traces WHERE family IN ({', '.join('?' * len(chunk))})", chunk)}
         gone = [f for f in chunk if f not in kept]
         if gone:
             db.execute(f"DELETE FROM blobs WHERE family IN ({', '.join('?' * len(gone))})", gone)
+    return free if reuse else {}
 
 
 def drop_texts(db: Database, keys: list[str]) -> None:

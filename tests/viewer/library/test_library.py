@@ -403,3 +403,26 @@ def test_a_library_of_schema_1_is_migrated(tmp_path):
     assert [h.run["id"] for h in again.search("zqmigrated", EVERYTHING)] == [tid]
     assert again.db.one("SELECT value FROM meta WHERE key = 'schema'")[0] == str(SCHEMA_VERSION)
     again.close()
+
+
+def test_a_file_that_grows_indexes_what_it_gained(library, tmp_path):
+    """The texts of a run's first pieces, indexed before it grew, stay as they were (the same
+    rows, found by search); its new items are added; nothing of the old version is left."""
+    turns = [f"turn {i} zqword{i} " + "filler words " * 700 for i in range(12)]  # about 110,000 characters
+    log = chat_log(tmp_path / "grow" / "log.jsonl", *turns)
+    library.index([log])
+    (tid,) = ids_of(log)
+    before = [r[0] for r in library.db.query("SELECT id FROM texts ORDER BY id")]
+    assert len(before) > 1
+    chat_log(log, *turns, "zqappended at the end")
+    library.index([log])
+    after = [r[0] for r in library.db.query("SELECT id FROM texts ORDER BY id")]
+    assert after[:len(before) - 1] == before[:-1]  # all but the last piece, kept
+    digest = hashlib.sha256(log.read_bytes()).hexdigest()
+    assert {r[0] for r in library.db.query("SELECT DISTINCT trace FROM texts")} == {f"{tid}:{digest[:16]}"}
+    for word in ("zqword0", "zqword11", "zqappended"):
+        (hit,) = library.search(word, EVERYTHING)
+        assert word in hit_text(library, hit)
+    chat_log(log, "short now")
+    library.index([log])
+    assert library.search("zqword0", EVERYTHING) == [] and library.db.one("SELECT count(*) FROM texts")[0] == 1
