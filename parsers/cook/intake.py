@@ -198,7 +198,7 @@ class Intake:
                     else:
                         self._bad(where, f"a tool call's {key}", "a string", v)
                         tc[key] = None
-            if "arguments" in tc:
+            if "arguments" in tc and unwritable(tc["arguments"]) is not None:  # the label only for a problem
                 tc["arguments"] = self.plain(where, f"the arguments of tool call {tc.get('name')!r}",
                                              tc["arguments"])
         if m.tool_use_id is not None and not isinstance(m.tool_use_id, str):

@@ -290,7 +290,7 @@ def mask_request(r: dict) -> None:
     comes from the price list)."""
     for k, v in r.items():
         if k not in _REQUEST_SKIP and v is not None:
-            r[k] = scrub(v)
+            r[k] = scrub_text(v) if type(v) is str else scrub(v)
 
 
 def mask_trace(t: dict) -> None:

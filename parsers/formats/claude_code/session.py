@@ -369,8 +369,9 @@ def _calls(steps: list[Step], run: Run):
         return n.messages + [m for r in results.get(id(n), ()) for m in r.messages]
 
     # The conversation up to and including a recent step: each response usually continues the
-    # one before, so its history is that one's plus a few steps (kept for the last few only).
-    upto: dict[int, list[Message]] = {}
+    # one before, so its history is that one's plus a few steps (kept for the last few only),
+    # as (its history, what it adds): joined once, by the response that continues it.
+    upto: dict[int, tuple[list[Message], list[Message]]] = {}
     for s in steps:
         if s.kind != "response":
             continue
@@ -384,10 +385,11 @@ def _calls(steps: list[Step], run: Run):
             if not _attached(n):  # tool results come with the response that made their calls
                 chain.append(n)
             n = n.parent
-        history = list(upto[id(n)]) if n is not None and id(n) in upto else []
+        before = upto.get(id(n)) if n is not None else None
+        history = before[0] + before[1] if before is not None else []
         for n in reversed(chain):
             history.extend(own(n))
-        upto[id(s)] = history + own(s)
+        upto[id(s)] = (history, own(s))
         if len(upto) > 8:
             del upto[next(iter(upto))]
         if model == SYNTHETIC_MODEL:
