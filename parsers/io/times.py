@@ -24,10 +24,11 @@ def to_epoch_ms(value) -> int | None:
         s = value.strip()
         if not s:
             return None
-        try:
-            return to_epoch_ms(float(s))
-        except ValueError:
-            pass
+        if ":" not in s:  # a number never holds one; an ISO time always does (no exception to pay)
+            try:
+                return to_epoch_ms(float(s))
+            except ValueError:
+                pass
         if s.endswith("Z") or s.endswith("z"):
             s = s[:-1] + "+00:00"
         try:
