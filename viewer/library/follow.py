@@ -94,12 +94,14 @@ class Follower:
         return not (self.ignore(path) or os.path.basename(path).startswith("."))
 
     def _loop(self) -> None:
-        last = 0.0
+        last = took = 0.0
         while not self._stop.is_set():
             self._wake.wait(self.rescan if self.watching else self.poll)
             if self._stop.is_set():
                 return
-            time.sleep(max(0.0, last + self.interval - time.monotonic()))
+            # At most once per interval, and idle at least as long as the last run took: a
+            # large session written without pause keeps the server half free, not busy.
+            time.sleep(max(0.0, last + max(self.interval, 2 * took) - time.monotonic()))
             self._wake.clear()  # what changes from here on wakes the next run
             last = time.monotonic()
             try:
@@ -107,3 +109,4 @@ class Follower:
                     self.version += 1
             except Exception:  # noqa: BLE001 - reported by the index itself; following goes on
                 log.exception("traceview: indexing %s again failed", self.paths)
+            took = time.monotonic() - last

@@ -96,3 +96,21 @@ def test_a_watched_folder_is_scanned_all_the_same_now_and_then(tmp_path):
         assert f.watching
         time.sleep(1.2)
         assert len(runs.times) >= 2
+
+
+def test_an_index_that_takes_long_leaves_as_long_idle(tmp_path):
+    """A large file written without pause is indexed again only after as long again as its
+    last index took (the server stays at most half busy)."""
+    slow = Runs()
+
+    def index():
+        time.sleep(0.4)
+        return slow()
+
+    f = Follower([tmp_path], index, lambda changed: changed, interval=0.05, poll=0.01, watch=False)
+    try:
+        time.sleep(2.5)
+    finally:
+        f.stop()
+    gaps = [b - a for a, b in zip(slow.times, slow.times[1:])]
+    assert gaps and all(g >= 0.75 for g in gaps), gaps  # 0.4 s running, then as long idle
