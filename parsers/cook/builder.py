@@ -11,7 +11,7 @@ from collections import Counter
 
 from parsers.cook import pricing, totals
 from parsers.cook.ids import message_id, tool_id
-from parsers.cook.intake import Intake
+from parsers.cook.intake import Intake, repeated_prefix
 from parsers.cook.redact import mask_document, mask_message, mask_tool, scrub_problem, scrub_text
 from parsers.cook.tree import assign_parents
 from parsers.model import MODEL_ROLES, USAGE_KINDS, Call, Message, ParsedTrace, ParseResult, Problem, Turn, internal_error
@@ -71,9 +71,7 @@ class DocumentBuilder:
         # parser) and adds a few: reuse the previous ids for that prefix (an identity check
         # in C), and look up only the rest.
         prev_msgs, prev_ids = self._last
-        k = len(prev_msgs)
-        if not (k and len(msgs) >= k and msgs[k - 1] is prev_msgs[k - 1] and msgs[:k] == prev_msgs):
-            k = 0
+        k = repeated_prefix(msgs, prev_msgs)
         known = self.messages
         ids = prev_ids[:k] + [m.cid if m.cid is not None and m.cid in known else self.intern_message(m)
                               for m in msgs[k:]]
@@ -302,9 +300,8 @@ class DocumentBuilder:
             if not r["_synthetic"]:  # a synthetic request's history is the timeline's
                 # A request usually repeats the messages of the one before (seen already) and
                 # adds a few: only those are added.
-                ids, k = r["request_messages"], len(before)
-                if not (k and len(ids) >= k and ids[k - 1] is before[-1] and ids[:k] == before):
-                    k = 0
+                ids = r["request_messages"]
+                k = repeated_prefix(ids, before)
                 seen.update(ids[k:] if k else ids)
                 before = ids
             seen.update(r["response_messages"])

@@ -23,6 +23,14 @@ MAX_TOKENS = 10**15
 MAX_COST = 10**9
 
 
+def repeated_prefix(items: list, before: list) -> int:
+    """len(before) when `items` starts with the whole of `before` (a request repeating the one
+    before's history: the same objects, so the identity of its last one is checked first,
+    then the rest in C), else 0."""
+    k = len(before)
+    return k if k and len(items) >= k and items[k - 1] is before[k - 1] and items[:k] == before else 0
+
+
 def unwritable(v) -> str | None:
     """Why a JSON-like value cannot be written as it is (None when it can)."""
     if type(v) is dict and _flat(v):  # the usual case (tool arguments, message details): said at once
@@ -228,11 +236,7 @@ class Intake:
         if not isinstance(v, list):
             self._bad(where, "messages", "an array of messages", v)
             return []
-        k = 0
-        if history:
-            last, k = self._last, len(self._last)
-            if not (k and len(v) >= k and v[k - 1] is last[k - 1] and v[:k] == last):
-                k = 0
+        k = repeated_prefix(v, self._last) if history else 0
         # Messages interned before (a cid) or passed here were checked then; only the others
         # are looked at.
         passed = self._passed
