@@ -49,7 +49,10 @@ def cooker() -> str:
     """The cooker an input is recorded with: this traceview, the cooked schema and the prices
     in force; an input read by another is cooked again."""
     return f"{COOKER}; {pipeline.cooker_identity()}"
+
+
 BATCH_FILES = 64
+BATCH_BYTES = 16 * 1024**2
 MAX_JOBS = 8
 WRITE_ATTEMPTS = 3
 
@@ -61,7 +64,8 @@ def default_jobs() -> int:
     except AttributeError:  # pragma: no cover - not on Linux
         cores = os.cpu_count() or 1
     return max(1, min(cores, MAX_JOBS))
-BATCH_BYTES = 16 * 1024**2
+
+
 MAX_TEXT = 1 << 20  # characters of one timeline item kept for search
 ZSTD_LEVEL = 3
 
@@ -157,6 +161,11 @@ def content_key(key: str, digest: str | None) -> str:
 def text_key(trace_id: str, family: str) -> str:
     """Where a run's item texts are stored: its id with its family's digest (`content_key`)."""
     return trace_id + family[family.rfind(":"):]
+
+
+def run_of(key: str) -> str:
+    """The run id a `text_key` (or `content_key`) names."""
+    return key[:key.rfind(":")]
 
 
 def _file_entry(f: FileStat, entry: dict) -> dict:
@@ -435,8 +444,9 @@ class Indexer:
             # of the run as its file was before it grew (its other runs, its first pieces).
             old = held.get(key)
             if old is None:
-                taken.add(before.get(key[:key.rfind(":")]))
-                old = held.get(before.get(key[:key.rfind(":")]), [])
+                was = before.get(run_of(key))
+                taken.add(was)
+                old = held.get(was, [])
             same = 0
             while same < min(len(old), len(pieces)) and old[same][1] == pieces[same][0]:
                 same += 1

@@ -274,14 +274,14 @@ class Library:
                 owner.update(self.db.query(f"SELECT id, trace FROM texts WHERE id IN ({', '.join('?' * len(chunk))})",
                                            chunk))
             wanted = set()  # the text keys of runs in scope: another file's run of one id is not
-            for chunk in chunks(list({k[:k.rfind(":")] for k in owner.values()}), 500):
+            for chunk in chunks(list({ingest.run_of(k) for k in owner.values()}), 500):
                 wanted.update(ingest.text_key(*r) for r in self.db.query(
                     f"SELECT t.id, t.family FROM traces t JOIN inputs i ON i.id = t.input_id "
                     f"WHERE t.id IN ({', '.join('?' * len(chunk))}) AND {where}", (*chunk, *scope_params, *params)))
             best: dict[str, tuple[int, float]] = {}  # run -> its best item's key and rank
             for key, rank in matches:
                 text = owner.get(key // ITEM_SLOTS)
-                tid = text[:text.rfind(":")] if text in wanted else None
+                tid = ingest.run_of(text) if text in wanted else None
                 if tid is not None and tid not in best:
                     best[tid] = (key, rank)
             if len(best) >= limit or len(matches) < fetch:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib.resources
 import os
 import threading
-import time
 from pathlib import Path
 
 import streamlit as st
@@ -71,7 +70,6 @@ class Indexing:
     def __init__(self, paths: tuple[str, ...], origin: str, first: bool = True):
         self.paths = paths
         self.first = first  # the server's start-up indexing (pages wait a moment for it)
-        self.started = time.monotonic()
         self.progress = ingest.Progress()
         self.error: str | None = None
         self.thread = threading.Thread(target=self._run, args=(origin,), name="traceview-index", daemon=True)
