@@ -13,6 +13,7 @@ import streamlit as st
 
 from parsers.model import Scorecard
 from viewer.analysis import conversation as conv
+from viewer.analysis import transcript
 from viewer.render import fmt
 from viewer.render import html as render
 from viewer.pages import downloads, state
@@ -21,7 +22,6 @@ PAGE_SIZES = (25, 50, 100, 200)
 MAX_CHARS = 4000
 ROLE_LABELS = {"system": "system", "user": "user", "assistant": "assistant", "thinking": "thinking",
                "tool_use": "tool call", "tool_result": "tool result"}
-PATCH_KINDS = ("patch", "diff")
 MAX_PATCHES = 50
 
 
@@ -118,7 +118,7 @@ def _reading(col, trace: dict, visible: list, n_items: int, query: str, hits: li
 
     bar, status, messages = st.container(), st.container(), st.container()
     cards = col.memo(("sub-agent cards", trace["id"]), lambda: _sub_agent_cards(col, trace))
-    patches = col.memo(("call patches", trace["id"]), lambda: _call_patches(trace))
+    patches = col.memo(("call patches", trace["id"]), lambda: transcript.call_patches(trace))
     with messages:
         _messages(page_items, query, msg, pg, n_pages, cards, patches)
     with status:
@@ -319,13 +319,6 @@ def _everything(col, trace: dict) -> list:
     return _items(col, trace, _branches(col, trace)[0])
 
 
-def _call_patches(trace: dict) -> dict:
-    """call id -> the diff the agent reported for it (patch artifacts naming their call)."""
-    return {a["tool_use_id"]: a["content"] for a in trace.get("artifacts") or ()
-            if isinstance(a, dict) and a.get("kind") in PATCH_KINDS and isinstance(a.get("tool_use_id"), str)
-            and isinstance(a.get("content"), str)}
-
-
 def _sub_agent_cards(col, trace: dict) -> dict:
     """What the call that started each sub-agent run shows of it: call id -> a card (see
     `render_messages`); runs no call started are listed under the id None."""
@@ -377,8 +370,7 @@ def _header(col, trace: dict, everything: list, n_msgs: int) -> None:
     if scores:
         st.caption(scores)
     probs = trace.get("problems") or []
-    patches = [a for a in trace.get("artifacts") or []
-               if isinstance(a, dict) and a.get("kind") in PATCH_KINDS and isinstance(a.get("content"), str)]
+    patches = transcript.patches(trace)
     if not probs and not patches:
         return
     c_probs, c_patches = st.columns(2)
