@@ -246,9 +246,14 @@ class Library:
     def family(self, trace_id: str, scope: Scope | None = None) -> dict | None:
         """The cooked document of a run's family (the run, its parent and sub-agent runs), or
         None when the run is not in the library (or not in scope)."""
+        found = self.run_and_family(trace_id, scope)
+        return None if found is None else found[1]
+
+    def run_and_family(self, trace_id: str, scope: Scope | None = None) -> tuple[dict, dict] | None:
+        """(runs row, family document) of a run, both of the same file; None as `family`."""
         run = self.run(trace_id, scope)
         raw = None if run is None else self.family_stored(run["family"])
-        return None if raw is None else orjson.loads(raw)
+        return None if raw is None else (run, orjson.loads(raw))
 
     def family_stored(self, family: str) -> bytes | None:
         """The JSON text of the family document a runs row names (its `family`)."""

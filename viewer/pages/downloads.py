@@ -32,10 +32,10 @@ class File:
 
 def _run(lib: Library, scope: Scope, trace_id: str) -> tuple[dict, dict]:
     """(runs row, family document) of a run, read when the file is made."""
-    row, doc = lib.run(trace_id, scope), lib.family(trace_id, scope)
-    if row is None or doc is None:
+    found = lib.run_and_family(trace_id, scope)
+    if found is None:
         raise LookupError(f"run {trace_id} is no longer in the library")
-    return row, doc
+    return found
 
 
 def run_files(lib: Library, scope: Scope, trace_id: str) -> list[File]:
