@@ -21,8 +21,6 @@ from viewer.analysis import conversation as conv
 from viewer.render import fmt
 
 PATCH_KINDS = ("patch", "diff")
-ROLE_LABELS = {"system": "system", "user": "user", "assistant": "assistant", "thinking": "thinking",
-               "tool_use": "tool call", "tool_result": "tool result"}
 # Characters that act on a terminal or reorder text, out of fenced blocks too (tab and newline stay).
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
@@ -142,7 +140,7 @@ def _run(family: Family, trace: dict, out: list[str], level: int, seen: set) -> 
 def _item(item: dict, runs: dict, out: list[str], level: int) -> None:
     m = item["message"]
     role = m.get("role")
-    label = ROLE_LABELS.get(role, "message")
+    label = fmt.ROLE_LABELS.get(role, "message")
     head = [f"{item['n']}", label]
     if m.get("name"):
         head.append(str(m["name"]))

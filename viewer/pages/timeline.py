@@ -20,8 +20,6 @@ from viewer.pages import downloads, state
 
 PAGE_SIZES = (25, 50, 100, 200)
 MAX_CHARS = 4000
-ROLE_LABELS = {"system": "system", "user": "user", "assistant": "assistant", "thinking": "thinking",
-               "tool_use": "tool call", "tool_result": "tool result"}
 MAX_PATCHES = 50
 
 
@@ -45,8 +43,8 @@ def page() -> None:
     ss["branch"] = branch.key
     items, everything = _items(col, trace, branch), _items(col, trace, branches[0])
 
-    present = [r for r in ROLE_LABELS if any(r in conv.roles_of(it) for it in items)]
-    role_of = {ROLE_LABELS[r]: r for r in present}
+    present = [r for r in fmt.ROLE_LABELS if any(r in conv.roles_of(it) for it in items)]
+    role_of = {fmt.ROLE_LABELS[r]: r for r in present}
     roles = [role_of[r] for r in _bound("roles", list) or () if r in role_of]
     query = _bound("find") or ""
     ss["tv_injected_n"] = sum(1 for it in items if conv.is_injected(it))
@@ -512,7 +510,7 @@ def _long_messages(page_items, expanded) -> dict:
         if not big:
             continue
         size = sum(render.message_size(x) for x in big)
-        label = _unique(out, f"#{it['n']} {ROLE_LABELS.get(m.get('role'), 'message')} · {size:,} chars")
+        label = _unique(out, f"#{it['n']} {fmt.ROLE_LABELS.get(m.get('role'), 'message')} · {size:,} chars")
         out[label] = ([x["id"] for x in big], it["n"])
     return out
 
@@ -524,7 +522,7 @@ def _raw_options(page_items) -> dict:
         for x, role in ((it["message"], None), (it.get("result"), "tool_result")):
             if x and x["id"] not in seen:
                 seen.add(x["id"])
-                out[_unique(out, f"#{it['n']} {ROLE_LABELS.get(role or x.get('role'), 'message')}")] = x["id"]
+                out[_unique(out, f"#{it['n']} {fmt.ROLE_LABELS.get(role or x.get('role'), 'message')}")] = x["id"]
     return out
 
 

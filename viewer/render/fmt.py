@@ -12,6 +12,10 @@ import datetime as dt
 import html
 import re
 
+# How each role is named wherever a message is shown (the pages, the rendered timeline, exports).
+ROLE_LABELS = {"system": "system", "user": "user", "assistant": "assistant", "thinking": "thinking",
+               "tool_use": "tool call", "tool_result": "tool result"}
+
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|:~$=&\"'^%@/])")
 # Bidirectional controls (embeddings, overrides, isolates, marks) reorder the text around them:
 # "notes\u202etxt.sh" displays as "notes" + "hs.txt". A name from a trace must read as it is.

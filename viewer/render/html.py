@@ -40,7 +40,7 @@ from pygments.styles import get_style_by_name
 from pygments.token import STANDARD_TYPES
 from pygments.util import ClassNotFound
 
-from viewer.render.fmt import visible
+from viewer.render.fmt import ROLE_LABELS, visible
 
 __all__ = [
     "render_messages",
@@ -56,14 +56,6 @@ __all__ = [
 ]
 
 ROLES = ("system", "user", "assistant", "thinking", "tool_use", "tool_result")
-_ROLE_LABELS = {
-    "system": "system",
-    "user": "user",
-    "assistant": "assistant",
-    "thinking": "thinking",
-    "tool_use": "tool call",
-    "tool_result": "tool result",
-}
 
 MAX_IMAGE_BYTES = 2 * 1024 * 1024
 _LIGHT_STYLE = "default"
@@ -834,7 +826,7 @@ def _render_item(item: dict, index: int, ctx: _Ctx) -> str:
         msg = {}
     role = msg.get("role")
     role_cls = role if role in ROLES else "other"
-    label = _ROLE_LABELS.get(role_cls, "message")
+    label = ROLE_LABELS.get(role_cls, "message")
     # Where the agent compacted its context: the marker, and the summary that replaced it.
     compaction = isinstance(msg.get("compaction"), dict)
     summary = msg.get("compaction_summary") is True
