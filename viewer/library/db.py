@@ -66,6 +66,11 @@ POSTGRES = Dialect(
      "CREATE INDEX IF NOT EXISTS items_tsv ON items USING GIN (tsv)"),
 )
 ITEM_SLOTS = 1 << 20  # items of one run the index can tell apart (beyond: searched as the last)
+_TOP_KEY = (1 << 63) - 1  # above every item key (a 64-bit integer in both databases)
+
+
+def _top(below: int | None) -> int:
+    return _TOP_KEY if below is None else below
 
 
 def _schema(d: Dialect) -> list[str]:
@@ -222,9 +227,13 @@ class Database:
         """Take a run's items (as they were added) out of the index."""
         raise NotImplementedError
 
-    def match(self, query, limit: int) -> list[tuple[int, float]]:
-        """(item key, rank) of the `limit` newest matching items (all of them when fewer match),
-        best (lowest rank) first, then newest."""
+    def match_keys(self, query, limit: int, below: int | None = None) -> list[int]:
+        """The keys of the `limit` newest items matching `query` (below key `below`), newest
+        first: no ranking, so a common word's keys are read at the cost of reading them."""
+        raise NotImplementedError
+
+    def rank(self, query, lowest: int) -> list[tuple[int, float]]:
+        """(key, rank) of every item matching `query` from key `lowest` up (lower rank: better)."""
         raise NotImplementedError
 
 
@@ -263,12 +272,15 @@ class SQLiteDatabase(Database):
         self.conn.executemany("INSERT INTO items_fts (items_fts, rowid, body) VALUES ('delete', ?, ?)",
                               ((key0 + k, body) for k, (_, body) in enumerate(items)))
 
-    def match(self, query, limit):
-        # The newest matching items, each ranked (bm25: lower is better) as it is read: a word
-        # in a million items costs `limit` rankings, not a million.
-        rows = self.query("SELECT rowid, bm25(items_fts) FROM items_fts WHERE items_fts MATCH ? "
-                          "ORDER BY rowid DESC LIMIT ?", (query.fts5(), limit))
-        return sorted(rows, key=lambda r: (r[1], -r[0]))
+    def match_keys(self, query, limit, below=None):
+        # FTS5 seeks to a rowid bound in the word's list: reading below one costs what it reads.
+        rows = self.query("SELECT rowid FROM items_fts WHERE items_fts MATCH ? AND rowid < ? "
+                          "ORDER BY rowid DESC LIMIT ?", (query.fts5(), _top(below), limit))
+        return [r[0] for r in rows]
+
+    def rank(self, query, lowest):
+        return self.query("SELECT rowid, bm25(items_fts) FROM items_fts WHERE items_fts MATCH ? AND rowid >= ?",
+                          (query.fts5(), lowest))
 
 
 class PostgresDatabase(Database):
@@ -311,14 +323,18 @@ class PostgresDatabase(Database):
     def drop_items(self, key0: int, items) -> None:
         self.execute("DELETE FROM items WHERE key >= ? AND key < ?", (key0, key0 + ITEM_SLOTS))
 
-    def match(self, query, limit):
-        # As in SQLite: the newest matching items, each ranked (ts_rank: higher is better). The
-        # planner reads a rare word's few items from the GIN index and walks the keys backwards
-        # for a common one, so neither ranks every item that has it.
-        tsq = query.tsquery()
+    def match_keys(self, query, limit, below=None):
+        # The planner reads a rare word's few items from the GIN index and walks the keys
+        # backwards for a common one.
+        rows = self.query("SELECT key FROM items WHERE tsv @@ to_tsquery('simple', ?) AND key < ? "
+                          "ORDER BY key DESC LIMIT ?", (query.tsquery(), _top(below), limit))
+        return [r[0] for r in rows]
+
+    def rank(self, query, lowest):
+        tsq = query.tsquery()  # ts_rank: higher is better
         rows = self.query("SELECT key, ts_rank(tsv, to_tsquery('simple', ?)) FROM items "
-                          "WHERE tsv @@ to_tsquery('simple', ?) ORDER BY key DESC LIMIT ?", (tsq, tsq, limit))
-        return sorted(((key, -r) for key, r in rows), key=lambda r: (r[1], -r[0]))
+                          "WHERE tsv @@ to_tsquery('simple', ?) AND key >= ?", (tsq, tsq, lowest))
+        return [(key, -r) for key, r in rows]
 
 
 def connect(location: str) -> Database:

@@ -153,7 +153,7 @@ class RunsPage:
 
 COUNT_CAP = 10_000
 # Matching items a search ranks (the newest first): every match of a word in fewer items, so
-# its ranking is exact; the newest of a common one's (more are read while too few runs are found).
+# its ranking is exact; the newest of a common one's (more while too few runs have one).
 SEARCH_CANDIDATES = 1_000
 
 
@@ -263,36 +263,56 @@ class Library:
     # -- search -------------------------------------------------------------------------------
     def search(self, text: str, scope: Scope, limit: int = 50, query: RunsQuery | None = None) -> list[Hit]:
         """Runs whose items match `text`, best first (relevance, then time), one hit each: the
-        best-matching item and its snippet. A word in more than SEARCH_CANDIDATES items is
-        ranked among its newest ones."""
+        best-matching item and its snippet. What is ranked is the newest matching items: every
+        one of a word in at most SEARCH_CANDIDATES items, else the newest SEARCH_CANDIDATES and
+        more until `limit` runs in scope have one (with every item of those runs)."""
         parsed = search.parse(text)
         if parsed.empty:
             return []
         conds, params = (query or RunsQuery()).where()
         where_scope, scope_params = scope.sql()
         where = " AND ".join([where_scope, *conds])
-        fetch = SEARCH_CANDIDATES
+        owner: dict[int, str] = {}  # texts id -> its run's text key (`ingest.text_key`)
+        wanted: dict[str, str] = {}  # the text keys of runs in scope (another file's run of one id is not) -> run
+        found: set[str] = set()  # those of them with a matching item read
+        checked: set[str] = set()  # runs whose scope is known
+        lowest, below, fetch = 0, None, SEARCH_CANDIDATES
         while True:
-            matches = self.db.match(parsed, fetch)  # best first
-            owner: dict[int, str] = {}  # texts id -> its run's text key (`ingest.text_key`)
-            for chunk in chunks(list({key // ITEM_SLOTS for key, _ in matches}), 500):
+            # Keys first, newest first and unranked (cheap), until enough runs have a match.
+            keys = self.db.match_keys(parsed, fetch, below)
+            pieces = list({key // ITEM_SLOTS for key in keys} - owner.keys())
+            for chunk in chunks(pieces, 500):
                 owner.update(self.db.query(f"SELECT id, trace FROM texts WHERE id IN ({', '.join('?' * len(chunk))})",
                                            chunk))
-            wanted = set()  # the text keys of runs in scope: another file's run of one id is not
-            for chunk in chunks(list({ingest.run_of(k) for k in owner.values()}), 500):
-                wanted.update(ingest.text_key(*r) for r in self.db.query(
+            new_runs = list({ingest.run_of(owner[p]) for p in pieces if p in owner} - checked)
+            checked.update(new_runs)
+            for chunk in chunks(new_runs, 500):
+                wanted.update((ingest.text_key(*r), r[0]) for r in self.db.query(
                     f"SELECT t.id, t.family FROM traces t JOIN inputs i ON i.id = t.input_id "
                     f"WHERE t.id IN ({', '.join('?' * len(chunk))}) AND {where}", (*chunk, *scope_params, *params)))
-            best: dict[str, tuple[int, float]] = {}  # run -> its best item's key and rank
-            for key, rank in matches:
+            for key in keys:  # read newest first: the window ends where the last run wanted is met
                 text = owner.get(key // ITEM_SLOTS)
-                tid = ingest.run_of(text) if text in wanted else None
-                if tid is not None and tid not in best:
-                    best[tid] = (key, rank)
-            if len(best) >= limit or len(matches) < fetch:
-                break
-            fetch *= 4
-        top = list(best.items())[:limit]
+                if text in wanted and text not in found:
+                    found.add(text)
+                    if len(found) == limit:  # ranked by its best item: all of its own are read
+                        first = self.db.one("SELECT min(id) FROM texts WHERE trace = ?", (text,))[0]
+                        lowest = min(key, first * ITEM_SLOTS)
+                        break
+            else:
+                if len(keys) < fetch:  # every match read: all are ranked
+                    lowest = 0
+                    break
+                lowest = below = keys[-1]
+                if len(found) < limit:
+                    fetch *= 4
+                    continue
+            break
+        best: dict[str, tuple[int, float]] = {}  # run -> its best item's key and rank
+        for key, rank in self.db.rank(parsed, lowest):
+            tid = wanted.get(owner.get(key // ITEM_SLOTS))
+            if tid is not None and ((b := best.get(tid)) is None or (rank, -key) < (b[1], -b[0])):
+                best[tid] = (key, rank)
+        top = sorted(best.items(), key=lambda kv: (kv[1][1], -kv[1][0]))[:limit]
         runs = {}
         for chunk in chunks([tid for tid, _ in top], 500):
             rows = self.db.query(f"SELECT {_RUN_SELECT} FROM traces t JOIN inputs i ON i.id = t.input_id "

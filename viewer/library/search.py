@@ -11,6 +11,8 @@ only, so any input is a valid query (or no query at all).
 from __future__ import annotations
 
 import re
+from collections import deque
+from itertools import islice
 from dataclasses import dataclass
 
 _WORD = re.compile(r"[^\W_]+")
@@ -71,22 +73,29 @@ SNIPPET_WORDS = 24
 
 def snippet(text: str, query: Query, width: int = SNIPPET_WORDS) -> str:
     """A few words of `text` around the first place a query word occurs, each query word
-    between SNIPPET_OPEN and SNIPPET_CLOSE; "…" where text was cut."""
+    between SNIPPET_OPEN and SNIPPET_CLOSE; "…" where text was cut. Only the words near that
+    place are read: an item may be a long tool output."""
     text = text.replace(SNIPPET_OPEN, "").replace(SNIPPET_CLOSE, "")  # the marks are ours alone
     wanted = set(query.highlight())
     prefixes = tuple(t.words[-1] for t in query.terms if t.prefix)
-    spans = [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(text)]
 
     def hit(w: str) -> bool:
         return w in wanted or (bool(prefixes) and w.startswith(prefixes))
-    first = next((i for i, (_, _, w) in enumerate(spans) if hit(w)), 0)
-    lo = max(0, first - width // 3)
-    hi = min(len(spans), lo + width)
+    # Where a query word may first be (any case), less room for the words shown before it.
+    near = re.compile(r"(?<![^\W_])(?:" + "|".join([*(re.escape(w) + r"(?![^\W_])" for w in wanted),
+                                                     *map(re.escape, prefixes)]) + ")", re.IGNORECASE)
+    m = near.search(text)
+    start = max(0, m.start() - SNIPPET_LEAD) if m else 0
+    if start and _WORD.match(text, start - 1) and (inside := _WORD.match(text, start)):
+        start = inside.end()  # not from inside a word
+    spans = (_window(text, start, hit, width) or _window(text, 0, hit, width)
+             or [(w.start(), w.end(), w.group()) for w in islice(_WORD.finditer(text), width)])  # no hit: the start
     if not spans:
         return text[:200]
-    out = ["…" if lo else ""]
-    pos, marking = spans[lo][0], False
-    for a, b, w in spans[lo:hi]:
+    cut_before = _WORD.search(text, 0, spans[0][0]) is not None
+    out = ["…" if cut_before else ""]
+    pos, marking = spans[0][0], False
+    for a, b, w in spans:
         gap = text[pos:a]
         if marking and (not hit(w) or any(c.isspace() for c in gap)):
             out.append(SNIPPET_CLOSE)  # a marked identifier (zq_snake_marker) stays one mark
@@ -99,5 +108,26 @@ def snippet(text: str, query: Query, width: int = SNIPPET_WORDS) -> str:
         pos = b
     if marking:
         out.append(SNIPPET_CLOSE)
-    out.append("…" if hi < len(spans) else text[pos:])
+    out.append("…" if _WORD.search(text, pos) else text[pos:])
     return " ".join("".join(out).split())
+
+
+SNIPPET_LEAD = 400  # characters read before the first place a query word may be
+
+
+def _window(text: str, start: int, hit, width: int) -> list[tuple[int, int, str]]:
+    """The words (start, end, lower case) shown: from a third of `width` before the first hit
+    at or after `start`, `width` of them; [] when no word from `start` on is a hit."""
+    before: deque = deque(maxlen=width // 3)
+    words = _WORD.finditer(text, start)
+    for m in words:
+        w = m.group().lower()
+        if hit(w):
+            spans = [*before, (m.start(), m.end(), w)]
+            for m2 in words:
+                if len(spans) >= width:
+                    break
+                spans.append((m2.start(), m2.end(), m2.group().lower()))
+            return spans
+        before.append((m.start(), m.end(), w))
+    return []

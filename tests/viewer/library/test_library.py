@@ -274,6 +274,27 @@ def test_search_keeps_to_the_scope_and_the_filters(searchable, tmp_path):
     assert names(searchable.search("zqcommon", EVERYTHING, query=RunsQuery(models=("claude-3",)))) == {"x.jsonl"}
 
 
+def test_a_common_word_ranks_the_newest_runs_that_have_it_and_a_rare_one_every_run(library, tmp_path, monkeypatch):
+    """A word in more items than a search ranks: the window of its newest items grows until
+    `limit` runs have one, and those runs are ordered by their best item; a rarer word's items
+    are all ranked, the oldest run included."""
+    from viewer.library import library as library_mod
+
+    monkeypatch.setattr(library_mod, "SEARCH_CANDIDATES", 4)
+    for i in range(8):  # indexed one by one: run i's items are newer than run i - 1's
+        dense = "zqcommon " * 6 if i == 5 else "zqcommon"
+        rare = ["zqrare " * 6 if i == 0 else "zqrare"] if i in (0, 3) else []
+        chat_log(tmp_path / f"{i}.jsonl", f"first {dense} words", f"second zqcommon and {' '.join(['filler'] * 30)}",
+                 f"third zqcommon", *rare, start=1_700_000_000_000 + i * 1000)
+        library.index([tmp_path / f"{i}.jsonl"])
+    hits = library.search("zqcommon", EVERYTHING, limit=3)
+    assert [Path(h.run["path"]).name for h in hits][0] == "5.jsonl"  # its first item is the densest
+    assert names(hits) == {"7.jsonl", "6.jsonl", "5.jsonl"}  # the three newest
+    assert len(library.search("zqcommon", EVERYTHING)) == 8
+    hits = library.search("zqrare", EVERYTHING, limit=3)
+    assert [Path(h.run["path"]).name for h in hits] == ["0.jsonl", "3.jsonl"]
+
+
 def test_two_indexers_writing_the_same_files_at_once_both_finish(library, tmp_path, monkeypatch):
     """Two app instances on one library index the same new folder: the second writer meets the
     first's rows on a unique key, writes its batch again over them, and the library holds each

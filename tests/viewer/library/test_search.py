@@ -1,0 +1,29 @@
+"""What a search shows of a matching item: its snippet."""
+from __future__ import annotations
+
+from viewer.library.search import SNIPPET_CLOSE as C, SNIPPET_OPEN as O, SNIPPET_WORDS, parse, snippet
+
+
+def test_a_hit_deep_in_a_long_item_is_shown_with_the_words_around_it():
+    text = "filler " * 50_000 + "before the zqdeep marker after " + "tail " * 1_000
+    s = snippet(text, parse("zqdeep"))
+    assert s.startswith("…") and s.endswith("…")
+    assert f"the {O}zqdeep{C} marker after" in s
+    words = s.strip("…").split()
+    assert len(words) == SNIPPET_WORDS
+    assert words.index(f"{O}zqdeep{C}") == SNIPPET_WORDS // 3  # a third of the words come before it
+
+
+def test_a_longer_word_holding_the_query_word_is_not_a_hit():
+    s = snippet("errors everywhere " + "x " * 40 + "one error here", parse("error"))
+    assert f"{O}error{C} here" in s and f"{O}errors" not in s
+
+
+def test_any_case_prefixes_and_identifiers_are_marked():
+    assert snippet("We called Zq_Snake_Marker twice", parse("zq_snake_marker")) == f"We called {O}Zq_Snake_Marker{C} twice"
+    assert snippet("a zqprefixed_word inside", parse("zqpref*")) == f"a {O}zqprefixed{C}_word inside"
+
+
+def test_text_without_a_hit_shows_its_start_and_the_marks_are_ours_alone():
+    s = snippet(f"{O}planted{C} " + "word " * 100, parse("zqnothing"))
+    assert s.startswith("planted word") and s.endswith("…") and O not in s and C not in s
