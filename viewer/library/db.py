@@ -23,6 +23,7 @@ Tables (schema version `SCHEMA_VERSION`, migrated on open):
 """
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import sqlite3
@@ -187,10 +188,15 @@ class Database:
         c = self.conn
         try:
             yield
+            self.flush_items()
         except BaseException:
+            self._local.items = []
             c.rollback()
             raise
         c.commit()
+
+    def flush_items(self) -> None:
+        """Write the full-text changes a transaction asked for (see `add_items`)."""
 
     def close(self) -> None:
         c = getattr(self._local, "conn", None)
@@ -264,13 +270,29 @@ class SQLiteDatabase(Database):
         c.execute("PRAGMA cache_size=-32000")  # 32 MB of pages
         return c
 
+    # FTS5 writes what it holds in memory as a new segment of its index whenever another
+    # statement of the transaction begins: items added between other writes would cost a
+    # segment each (and their merging). So the changes wait for the end of the transaction
+    # and are written there together, in the order they were asked for.
     def add_items(self, key0: int, items: list[tuple[int, str]]) -> None:
-        self.conn.executemany("INSERT INTO items_fts (rowid, body) VALUES (?, ?)",
-                              ((key0 + k, body) for k, (_, body) in enumerate(items)))
+        self._items().append((False, key0, items))
 
     def drop_items(self, key0: int, items: list[tuple[int, str]]) -> None:
-        self.conn.executemany("INSERT INTO items_fts (items_fts, rowid, body) VALUES ('delete', ?, ?)",
-                              ((key0 + k, body) for k, (_, body) in enumerate(items)))
+        self._items().append((True, key0, items))
+
+    def _items(self) -> list:
+        if getattr(self._local, "items", None) is None:
+            self._local.items = []
+        return self._local.items
+
+    def flush_items(self) -> None:
+        pending, self._local.items = self._items(), []
+        for drop, group in itertools.groupby(pending, key=lambda change: change[0]):
+            rows = ((key0 + k, body) for _, key0, items in group for k, (_, body) in enumerate(items))
+            if drop:
+                self.conn.executemany("INSERT INTO items_fts (items_fts, rowid, body) VALUES ('delete', ?, ?)", rows)
+            else:
+                self.conn.executemany("INSERT INTO items_fts (rowid, body) VALUES (?, ?)", rows)
 
     def match_keys(self, query, limit, below=None):
         # FTS5 seeks to a rowid bound in the word's list: reading below one costs what it reads.

@@ -437,26 +437,28 @@ class Indexer:
             for text_id, key, data in db.query(f"SELECT id, trace, data FROM texts WHERE trace IN "
                                                f"({', '.join('?' * len(chunk))}) ORDER BY id", chunk):
                 held.setdefault(key, []).append((text_id, bytes(data)))
-        taken = set()
+        # The pieces the library holds already stay, with their index entries, wherever a new
+        # piece is the same (a piece holds its items' numbers): a run's own (an identical
+        # copy's, an older cook of the same bytes), else any of the file's runs as it was
+        # (before it grew or changed: its other runs, its first pieces, what an edit left).
+        pool = _spare(piece for k in before.values() for piece in held.get(k, ()))
         for key, pieces in item["texts"].items():
-            # The pieces the library holds already stay with their index entries where they are
-            # the same: an identical copy's, those of an older cook of the same bytes, or those
-            # of the run as its file was before it grew (its other runs, its first pieces).
-            old = held.get(key)
-            if old is None:
-                was = before.get(run_of(key))
-                taken.add(was)
-                old = held.get(was, [])
-            same = 0
-            while same < min(len(old), len(pieces)) and old[same][1] == pieces[same][0]:
-                same += 1
-            for chunk in chunks([text_id for text_id, _ in old[:same]]):
+            own = held.get(key)
+            spare = pool if own is None else _spare(own)
+            kept, new = [], []
+            for data, items in pieces:
+                if spare.get(data):
+                    kept.append(spare[data].pop())
+                else:
+                    new.append((data, items))
+            for chunk in chunks(kept):
                 db.execute(f"UPDATE texts SET trace = ? WHERE id IN ({', '.join('?' * len(chunk))})", (key, *chunk))
-            _drop_text_rows(db, old[same:])
-            for data, items in pieces[same:]:
+            if own is not None:
+                _drop_text_rows(db, _left(spare))
+            for data, items in new:
                 row = db.one("INSERT INTO texts (trace, data) VALUES (?, ?) RETURNING id", (key, data))
                 db.add_items(row[0] * ITEM_SLOTS, items)
-        drop_texts(db, [k for k in before.values() if k not in taken])
+        _drop_text_rows(db, _left(pool))
 
     def _settle_companions(self, cooked_paths: list[str]) -> None:
         """Companion files (read with another input) say which input read them, or that none
@@ -478,6 +480,19 @@ class Indexer:
                 if name in read_by:
                     reads = [_stat_of(os.path.join(root, n)) for n in read_by[name]]
                     db.execute("UPDATE inputs SET reads = ? WHERE id = ?", (orjson.dumps(reads).decode(), input_id))
+
+
+def _spare(pieces) -> dict[bytes, list[int]]:
+    """Pieces of texts, (id, data), by their data."""
+    out: dict[bytes, list[int]] = {}
+    for text_id, data in pieces:
+        out.setdefault(data, []).append(text_id)
+    return out
+
+
+def _left(spare: dict[bytes, list[int]]) -> list[tuple[int, bytes]]:
+    """The pieces no new piece took over."""
+    return [(text_id, data) for data, ids in spare.items() for text_id in ids]
 
 
 def _stat_of(path: str) -> list:

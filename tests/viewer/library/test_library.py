@@ -426,6 +426,30 @@ def test_a_library_of_schema_1_is_migrated(tmp_path):
     again.close()
 
 
+def test_a_file_edited_in_one_place_keeps_the_texts_the_edit_left_alone(library, tmp_path):
+    """An edit to a file's first record gives its run another id (the trace id rule); the
+    pieces of text the edit did not touch stay the same rows all the same, and only the
+    edited one is indexed anew."""
+    turns = [f"turn {i} zqword{i} " + "filler words " * 2000 for i in range(12)]  # about 310,000 characters
+    log = chat_log(tmp_path / "edit" / "log.jsonl", *turns)
+    library.index([log])
+    (old_id,) = ids_of(log)
+    before = {r[0] for r in library.db.query("SELECT id FROM texts")}
+    assert len(before) > 2
+    chat_log(log, "turn 0 zqedited " + "filler words " * 2000, *turns[1:])
+    library.index([log])
+    (new_id,) = ids_of(log)
+    assert new_id != old_id
+    after = {r[0] for r in library.db.query("SELECT id FROM texts")}
+    assert len(after) == len(before) and len(after - before) == 1  # one piece written anew
+    digest = hashlib.sha256(log.read_bytes()).hexdigest()
+    assert {r[0] for r in library.db.query("SELECT DISTINCT trace FROM texts")} == {f"{new_id}:{digest[:16]}"}
+    assert library.search("zqword0", EVERYTHING) == []
+    for word in ("zqedited", "zqword1", "zqword11"):
+        (hit,) = library.search(word, EVERYTHING)
+        assert hit.run["id"] == new_id and word in hit_text(library, hit)
+
+
 def test_a_file_that_grows_indexes_what_it_gained(library, tmp_path):
     """The texts of a run's first pieces, indexed before it grew, stay as they were (the same
     rows, found by search); its new items are added; nothing of the old version is left."""
