@@ -123,11 +123,16 @@ _hypothesis_settings.load_profile("traceview")
 @pytest.fixture(autouse=True)
 def _followers():
     """The app's followers of served paths (a thread and a file-system watch each) stop with
-    the test that started them."""
+    the test that started them. Streamlit's test runner also leaves its script (a temporary
+    file it deletes) as the `__main__` module, which a process pool's workers would run
+    again: the real one is put back."""
+    main = sys.modules.get("__main__")
     yield
     state = sys.modules.get("viewer.pages.state")
     if state is not None:
         state.indexing.clear()
+    if main is not None:
+        sys.modules["__main__"] = main
 
 
 @pytest.fixture(scope="session", autouse=True)
