@@ -265,7 +265,8 @@ class Library:
         """Runs whose items match `text`, best first (relevance, then time), one hit each: the
         best-matching item and its snippet. What is ranked is the newest matching items: every
         one of a word in at most SEARCH_CANDIDATES items, else the newest SEARCH_CANDIDATES and
-        more until `limit` runs in scope have one (with every item of those runs)."""
+        more until `limit` runs in scope have one (with every item of those runs written with
+        the one met)."""
         parsed = search.parse(text)
         if parsed.empty:
             return []
@@ -294,9 +295,8 @@ class Library:
                 text = owner.get(key // ITEM_SLOTS)
                 if text in wanted and text not in found:
                     found.add(text)
-                    if len(found) == limit:  # ranked by its best item: all of its own are read
-                        first = self.db.one("SELECT min(id) FROM texts WHERE trace = ?", (text,))[0]
-                        lowest = min(key, first * ITEM_SLOTS)
+                    if len(found) == limit:  # ranked by its best item: its pieces written with this one are read
+                        lowest = self._first_piece(text, key // ITEM_SLOTS) * ITEM_SLOTS
                         break
             else:
                 if len(keys) < fetch:  # every match read: all are ranked
@@ -330,6 +330,16 @@ class Library:
             hits.append(Hit(runs[tid], n, search.snippet(text, parsed), rank))
         hits.sort(key=lambda h: (h.rank, _neg_time(h.run.get("started_at"))))
         return hits
+
+    def _first_piece(self, text: str, piece: int) -> int:
+        """The first of the run's pieces written together with `piece` (consecutive ids): a
+        run whose file changed keeps the pieces the change left alone where they were."""
+        for (text_id,) in self.db.query("SELECT id FROM texts WHERE trace = ? AND id < ? ORDER BY id DESC",
+                                        (text, piece)):
+            if text_id != piece - 1:
+                break
+            piece = text_id
+        return piece
 
     # -- the rest -----------------------------------------------------------------------------
     def groups(self, scope: Scope) -> list[dict]:
