@@ -320,7 +320,13 @@ class PostgresDatabase(Database):
         except ImportError as e:  # pragma: no cover - a dependency of the package
             raise LibraryError("PostgreSQL libraries need the psycopg package") from e
         try:
-            return psycopg.connect(self.location, autocommit=False)
+            c = psycopg.connect(self.location, autocommit=False)
+            # A search's plan depends on how many items its word is in (the GIN index for a
+            # rare one, the keys newest first for a common one): never a generic plan for all
+            # words, which the driver's prepared statements would come to after five runs.
+            c.execute("SET plan_cache_mode = force_custom_plan")
+            c.commit()
+            return c
         except psycopg.Error as e:
             raise LibraryError(f"cannot connect to the PostgreSQL library: {str(e).strip()}") from e
 

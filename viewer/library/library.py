@@ -277,7 +277,7 @@ class Library:
         wanted: dict[str, str] = {}  # the text keys of runs in scope (another file's run of one id is not) -> run
         found: set[str] = set()  # those of them with a matching item read
         checked: set[str] = set()  # runs whose scope is known
-        lowest, below, fetch = 0, None, SEARCH_CANDIDATES
+        lowest, below, fetch, read = 0, None, SEARCH_CANDIDATES, 0
         while True:
             # Keys first, newest first and unranked (cheap), until enough runs have a match.
             keys = self.db.match_keys(parsed, fetch, below)
@@ -304,7 +304,8 @@ class Library:
                     break
                 lowest = below = keys[-1]
                 if len(found) < limit:
-                    fetch *= 4
+                    read += len(keys)  # the next window: as many keys as the runs still wanted took so far
+                    fetch = int(read / len(found) * (limit - len(found)) * 1.2) + 1 if found else 4 * fetch
                     continue
             break
         best: dict[str, tuple[int, float]] = {}  # run -> its best item's key and rank
