@@ -233,13 +233,11 @@ class Database:
         """Take a run's items (as they were added) out of the index."""
         raise NotImplementedError
 
-    def match_keys(self, query, limit: int, below: int | None = None) -> list[int]:
-        """The keys of the `limit` newest items matching `query` (below key `below`), newest
-        first: no ranking, so a common word's keys are read at the cost of reading them."""
-        raise NotImplementedError
-
-    def rank(self, query, lowest: int) -> list[tuple[int, float]]:
-        """(key, rank) of every item matching `query` from key `lowest` up (lower rank: better)."""
+    def match(self, query, limit: int | None, below: int | None = None, lowest: int = 0) -> list[tuple[int, float]]:
+        """(key, rank) of the `limit` newest items matching `query` (all of them when None)
+        with keys from `lowest` up to below `below`, newest first; a lower rank is better.
+        Each item is ranked as it is read: a word in a million items costs what is read.
+        """
         raise NotImplementedError
 
 
@@ -294,15 +292,12 @@ class SQLiteDatabase(Database):
             else:
                 self.conn.executemany("INSERT INTO items_fts (rowid, body) VALUES (?, ?)", rows)
 
-    def match_keys(self, query, limit, below=None):
-        # FTS5 seeks to a rowid bound in the word's list: reading below one costs what it reads.
-        rows = self.query("SELECT rowid FROM items_fts WHERE items_fts MATCH ? AND rowid < ? "
-                          "ORDER BY rowid DESC LIMIT ?", (query.fts5(), _top(below), limit))
-        return [r[0] for r in rows]
-
-    def rank(self, query, lowest):
-        return self.query("SELECT rowid, bm25(items_fts) FROM items_fts WHERE items_fts MATCH ? AND rowid >= ?",
-                          (query.fts5(), lowest))
+    def match(self, query, limit, below=None, lowest=0):
+        # FTS5 seeks to a rowid bound in the word's list; bm25 reads the word's total counts
+        # once per query, then each item read.
+        return self.query("SELECT rowid, bm25(items_fts) FROM items_fts WHERE items_fts MATCH ? AND rowid < ? "
+                          "AND rowid >= ? ORDER BY rowid DESC LIMIT ?", (query.fts5(), _top(below), lowest,
+                                                                         -1 if limit is None else limit))
 
 
 class PostgresDatabase(Database):
@@ -351,17 +346,13 @@ class PostgresDatabase(Database):
     def drop_items(self, key0: int, items) -> None:
         self.execute("DELETE FROM items WHERE key >= ? AND key < ?", (key0, key0 + ITEM_SLOTS))
 
-    def match_keys(self, query, limit, below=None):
+    def match(self, query, limit, below=None, lowest=0):
         # The planner reads a rare word's few items from the GIN index and walks the keys
-        # backwards for a common one.
-        rows = self.query("SELECT key FROM items WHERE tsv @@ to_tsquery('simple', ?) AND key < ? "
-                          "ORDER BY key DESC LIMIT ?", (query.tsquery(), _top(below), limit))
-        return [r[0] for r in rows]
-
-    def rank(self, query, lowest):
-        tsq = query.tsquery()  # ts_rank: higher is better
+        # backwards for a common one (see `plan_cache_mode` above). ts_rank: higher is better.
+        tsq = query.tsquery()
         rows = self.query("SELECT key, ts_rank(tsv, to_tsquery('simple', ?)) FROM items "
-                          "WHERE tsv @@ to_tsquery('simple', ?) AND key >= ?", (tsq, tsq, lowest))
+                          "WHERE tsv @@ to_tsquery('simple', ?) AND key < ? AND key >= ? ORDER BY key DESC LIMIT ?",
+                          (tsq, tsq, _top(below), lowest, limit))
         return [(key, -r) for key, r in rows]
 
 

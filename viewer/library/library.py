@@ -277,11 +277,12 @@ class Library:
         wanted: dict[str, str] = {}  # the text keys of runs in scope (another file's run of one id is not) -> run
         found: set[str] = set()  # those of them with a matching item read
         checked: set[str] = set()  # runs whose scope is known
-        lowest, below, fetch, read = 0, None, SEARCH_CANDIDATES, 0
+        ranked: list[tuple[int, float]] = []  # (key, rank) of the items read, newest first
+        lowest, below, fetch = 0, None, SEARCH_CANDIDATES
         while True:
-            # Keys first, newest first and unranked (cheap), until enough runs have a match.
-            keys = self.db.match_keys(parsed, fetch, below)
-            pieces = list({key // ITEM_SLOTS for key in keys} - owner.keys())
+            rows = self.db.match(parsed, fetch, below)
+            ranked += rows
+            pieces = list({key // ITEM_SLOTS for key, _ in rows} - owner.keys())
             for chunk in chunks(pieces, 500):
                 owner.update(self.db.query(f"SELECT id, trace FROM texts WHERE id IN ({', '.join('?' * len(chunk))})",
                                            chunk))
@@ -291,27 +292,25 @@ class Library:
                 wanted.update((ingest.text_key(*r), r[0]) for r in self.db.query(
                     f"SELECT t.id, t.family FROM traces t JOIN inputs i ON i.id = t.input_id "
                     f"WHERE t.id IN ({', '.join('?' * len(chunk))}) AND {where}", (*chunk, *scope_params, *params)))
-            for key in keys:  # read newest first: the window ends where the last run wanted is met
+            for key, _ in rows:  # newest first: the window ends where the last run wanted is met
                 text = owner.get(key // ITEM_SLOTS)
                 if text in wanted and text not in found:
                     found.add(text)
                     if len(found) == limit:  # ranked by its best item: its pieces written with this one are read
                         lowest = self._first_piece(text, key // ITEM_SLOTS) * ITEM_SLOTS
+                        if lowest < ranked[-1][0]:
+                            ranked += self.db.match(parsed, None, ranked[-1][0], lowest)
                         break
             else:
-                if len(keys) < fetch:  # every match read: all are ranked
-                    lowest = 0
-                    break
-                lowest = below = keys[-1]
-                if len(found) < limit:
-                    read += len(keys)  # the next window: as many keys as the runs still wanted took so far
-                    fetch = int(read / len(found) * (limit - len(found)) * 1.2) + 1 if found else 4 * fetch
+                if len(rows) == fetch and len(found) < limit:  # more to read: as many as the runs still
+                    below = rows[-1][0]                          # wanted took so far
+                    fetch = int(len(ranked) / len(found) * (limit - len(found)) * 1.2) + 1 if found else 4 * fetch
                     continue
             break
         best: dict[str, tuple[int, float]] = {}  # run -> its best item's key and rank
-        for key, rank in self.db.rank(parsed, lowest):
+        for key, rank in ranked:
             tid = wanted.get(owner.get(key // ITEM_SLOTS))
-            if tid is not None and ((b := best.get(tid)) is None or (rank, -key) < (b[1], -b[0])):
+            if key >= lowest and tid is not None and ((b := best.get(tid)) is None or (rank, -key) < (b[1], -b[0])):
                 best[tid] = (key, rank)
         top = sorted(best.items(), key=lambda kv: (kv[1][1], -kv[1][0]))[:limit]
         runs = {}
