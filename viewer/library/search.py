@@ -89,7 +89,7 @@ def snippet(text: str, query: Query, width: int = SNIPPET_WORDS) -> str:
     if start and _WORD.match(text, start - 1) and (inside := _WORD.match(text, start)):
         start = inside.end()  # not from inside a word
     spans = (_window(text, start, hit, width) or _window(text, 0, hit, width)
-             or [(w.start(), w.end(), w.group()) for w in islice(_WORD.finditer(text), width)])  # no hit: the start
+             or [(w.start(), w.end(), w.group().lower()) for w in islice(_WORD.finditer(text), width)])  # no hit: the start
     if not spans:
         return text[:200]
     cut_before = _WORD.search(text, 0, spans[0][0]) is not None
