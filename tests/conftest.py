@@ -155,3 +155,15 @@ def another_run(data: bytes, n: int = 1) -> bytes:
     more spaces (a run is named by its first record when its file names no session)."""
     assert data.startswith(b"{")
     return b"{" + b" " * n + data[1:]
+
+
+@pytest.fixture
+def open_panels():
+    """Open every expander of a Streamlit test run that draws its content only when open
+    (those with a key), and run the page again; returns the run."""
+    def opened(at):
+        for e in at.expander:
+            if e.key:
+                at.session_state[e.key] = True
+        return at.run()
+    return opened

@@ -7,11 +7,14 @@ are read in the background right away, so a browser opened a moment later finds 
 (a page opened during the reading waits for it; nothing is read twice).
 
 Every page's HTML also carries a small script that keeps one theme for the whole app (see
-`THEME_SCRIPT`).
+`THEME_SCRIPT`), and the runs table's page one that fetches the grid's code early (see
+`EARLY_WIDGETS`).
 """
 from __future__ import annotations
 
 import functools
+import json
+import re
 import sys
 import threading
 from contextlib import asynccontextmanager
@@ -72,21 +75,62 @@ def _read_given_files() -> None:
         print(f"traceview: indexing the files at start failed: {e}", file=sys.stderr)
 
 
+# Streamlit fetches a widget's code when the first such widget arrives. The runs table's grid
+# is the largest (about 1.3 MB of JavaScript) and arrives last, so its code is fetched and
+# compiled while the page waits for the server's first answer instead (after the page's
+# own code, which it would otherwise compete with).
+EARLY_WIDGETS = ("DataFrame",)
+_STATIC_IMPORT = re.compile(r'(?:from|import)\s*"\./([^"/]+\.js)"')
+
+
+def widget_code(js: Path, widgets) -> list[str]:
+    """The files of `widgets`' code under `js` (Streamlit's static/js) with everything they
+    import statically."""
+    todo = [p.name for w in widgets for p in js.glob(f"{w}.*.js")]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name not in seen and (js / name).is_file():
+            seen.add(name)
+            todo += _STATIC_IMPORT.findall((js / name).read_text(encoding="utf-8", errors="replace"))
+    return sorted(seen)
+
+
+def early_script(index: str, files: list[str], styles: list[str]) -> str:
+    links = [["modulepreload", f"./static/js/{n}"] for n in files if f"/{n}" not in index]
+    links += [["stylesheet", f"./static/css/{n}"] for n in styles]
+    return """<script>addEventListener("load", function () {
+  %s.forEach(function (each) {
+    var link = document.createElement("link");
+    link.rel = each[0]; link.crossOrigin = ""; link.href = each[1];
+    document.head.appendChild(link);
+  });
+});</script>""" % json.dumps(links)
+
+
 @functools.cache
-def page_html() -> str:
-    """Streamlit's page (index.html) with `THEME_SCRIPT` in its head."""
-    index = Path(file_util.get_static_dir(), "index.html").read_text(encoding="utf-8")
-    return index.replace("</head>", THEME_SCRIPT + "\n</head>", 1)
+def page_html(runs_table: bool = False) -> str:
+    """Streamlit's page (index.html) with `THEME_SCRIPT` in its head, and for the page that
+    opens on the runs table the early fetch of the grid's code."""
+    static = Path(file_util.get_static_dir())
+    index = (static / "index.html").read_text(encoding="utf-8")
+    head = THEME_SCRIPT + "\n"
+    if runs_table:
+        js, css = static / "static" / "js", static / "static" / "css"
+        head += early_script(index, widget_code(js, EARLY_WIDGETS),
+                             [p.name for w in EARLY_WIDGETS for p in sorted(css.glob(f"{w}.*.css"))]) + "\n"
+    return index.replace("</head>", head + "</head>", 1)
 
 
 async def _page(request):
     # Like Streamlit's own answer for a page: never cached, so a new version is picked up.
-    return HTMLResponse(page_html(), headers={"Cache-Control": "no-cache"})
+    return HTMLResponse(page_html(request.url.path in RUNS_TABLE_PATHS), headers={"Cache-Control": "no-cache"})
 
 
 # The app's pages (the default one is served at the root too); any other path is Streamlit's.
 PAGE_ROUTES = [Route(path, _page, methods=["GET", "HEAD"])
                for path in ["/", *(f"/{spec.url_path}" for spec in nav.PAGES)]]
+RUNS_TABLE_PATHS = {"/", *(f"/{spec.url_path}" for spec in nav.PAGES if spec.default)}
 
 
 @asynccontextmanager

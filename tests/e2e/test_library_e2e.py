@@ -115,6 +115,7 @@ def test_filters_and_pages_are_answered_by_the_library(app, page, shots_dir):
     page.get_by_text(f"Runs · {RUNS}").first.wait_for()
     # Two pages of runs: 50, then the rest.
     assert page.get_by_test_id("stPagination").count() or page.locator(".st-key-tv_runs_page").count()
+    page.locator(".st-key-tv_runs_filters button").first.click()  # the filters' popover
     page.locator(".st-key-tv_runs_model input").click()
     page.get_by_role("option", name="claude-3").click()
     page.keyboard.press("Escape")
@@ -123,6 +124,7 @@ def test_filters_and_pages_are_answered_by_the_library(app, page, shots_dir):
     page.get_by_text(f"Runs · {claude} of {RUNS}").first.wait_for()
     captions = page.locator('[data-testid="stCaptionContainer"]').all_inner_texts()
     assert any(f"Model: claude-3 {claude}" in t for t in captions), captions
+    page.get_by_text("Filtered by model claude-3").first.wait_for()  # what is set, in sight once closed
     shots(page, shots_dir, "filtered")
 
 

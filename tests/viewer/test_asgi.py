@@ -1,7 +1,9 @@
 """viewer.asgi: the server `traceview serve` runs reads its files before any browser comes."""
 from __future__ import annotations
 
+import re
 import sys
+from pathlib import Path
 
 from parsers import pipeline
 from streamlit.web.server.app_discovery import discover_asgi_app
@@ -64,3 +66,36 @@ def test_every_page_is_served_with_the_script_that_keeps_one_theme():
         assert '<script type="module"' in body and '<div id="root">' in body
         assert f'"{asgi.THEME_KEY}"' in asgi.THEME_SCRIPT
     assert client.get("/static/js/nothing.js").status_code == 404  # everything else is Streamlit's
+
+
+def test_the_runs_table_page_fetches_the_grid_code_early_and_only_files_that_exist():
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+    from streamlit import file_util
+
+    client = TestClient(Starlette(routes=asgi.PAGE_ROUTES))
+    for path in ("/", "/open"):
+        body = client.get(path).text
+        hrefs = re.findall(r'\["(?:modulepreload|stylesheet)", "\./static/([^"]+)"\]', body)
+        assert any(re.fullmatch(r"js/DataFrame\.[^/]+\.js", h) for h in hrefs), hrefs
+        assert any(re.fullmatch(r"css/DataFrame\.[^/]+\.css", h) for h in hrefs), hrefs
+        static = Path(file_util.get_static_dir()) / "static"
+        assert all((static / h).is_file() for h in hrefs)
+        # Nothing the page already loads is named twice.
+        assert not any(f'href="./static/{h}"' in body for h in hrefs)
+    for path in ("/timeline", "/compare"):
+        assert "modulepreload\", " not in client.get(path).text
+
+
+def test_widget_code_follows_static_imports_only(tmp_path):
+    js = tmp_path / "js"
+    js.mkdir()
+    (js / "Grid.AB12.js").write_text('import{a as b}from"./dep.X1.js";import"./side.Y2.js";'
+                                     'const l=()=>import(`./Lazy.Z3.js`);')
+    (js / "dep.X1.js").write_text('import{c}from"./deeper.W4.js";export const a=1;')
+    (js / "deeper.W4.js").write_text("export const c=1;")
+    (js / "side.Y2.js").write_text('import"./dep.X1.js";')  # a cycle back is fine
+    (js / "Lazy.Z3.js").write_text("export default 1;")
+    (js / "Other.Q5.js").write_text("export default 1;")
+    assert asgi.widget_code(js, ["Grid"]) == ["Grid.AB12.js", "deeper.W4.js", "dep.X1.js", "side.Y2.js"]
+    assert asgi.widget_code(js, ["Missing"]) == []

@@ -47,6 +47,9 @@ def shown_location(location: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+NO_PROBLEMS = "[]"  # an input's problems as written when it has none (a JSON list)
+
+
 @dataclass(frozen=True)
 class Scope:
     """Which inputs an answer covers: those under `paths` (files or folders) and the uploads
@@ -348,13 +351,22 @@ class Library:
                              f"ORDER BY i.path, g.pos", scope_params)
         return [orjson.loads(r[0]) for r in rows]
 
-    def inputs(self, scope: Scope) -> list[dict]:
+    def inputs(self, scope: Scope, *, with_problems: bool = False) -> list[dict]:
+        """The inputs in scope (only those with problems when `with_problems`), by path."""
         where_scope, scope_params = scope.sql()
+        only = f" AND i.problems <> '{NO_PROBLEMS}'" if with_problems else ""
         rows = self.db.query(f"SELECT i.id, i.path, i.root, i.name, i.origin, i.size, i.format, i.problems, i.note, "
                              f"(SELECT count(*) FROM traces t WHERE t.input_id = i.id) FROM inputs i "
-                             f"WHERE {where_scope} ORDER BY i.path", scope_params)
+                             f"WHERE {where_scope}{only} ORDER BY i.path", scope_params)
         return [{"id": r[0], "path": r[1], "root": r[2], "name": r[3], "origin": r[4], "size": r[5], "format": r[6],
                  "problems": orjson.loads(r[7]), "note": r[8], "runs": r[9]} for r in rows]
+
+    def input_counts(self, scope: Scope) -> tuple[int, int]:
+        """How many inputs are in scope, and how many of them have problems."""
+        where_scope, scope_params = scope.sql()
+        total, bad = self.db.one(f"SELECT count(*), sum(CASE WHEN i.problems <> '{NO_PROBLEMS}' THEN 1 ELSE 0 END) "
+                                 f"FROM inputs i WHERE {where_scope}", scope_params)
+        return total, bad or 0
 
     def stubs(self, scope: Scope, ids=None, limit: int | None = None) -> list[dict]:
         """Runs as pages over many runs read them (`ingest.stub`: the trace without what it

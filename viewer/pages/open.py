@@ -2,6 +2,7 @@
 runs this server shows (read from its library); see each input's problems."""
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from urllib.parse import urlencode
@@ -196,6 +197,10 @@ def model_options(models: list[str]) -> list[str]:
     return sorted(seen.values())
 
 
+RUNS_HELP = ("Select a row to read it (a benchmark record opens on its scorecard). “Sort by” sorts every matching "
+             "run; a column header sorts this page.")
+
+
 def runs_title(shown: int, total: int, capped: bool = False) -> str:
     if shown == total and not capped:
         return f"Runs · {total:,}"
@@ -231,25 +236,22 @@ def _runs_table(scope: Scope, labels: dict[str, str], total: int, group) -> None
                          help="Searches everything the runs said and did: messages, thinking, tool calls and "
                               "their results. Every word must be in one message; quote a phrase; end a word "
                               "with * for its prefix.")
-    f1, f2, f3, f4, f5 = st.columns([3, 2, 2, 2, 3])
-    contains = f1.text_input("Filter", placeholder="title, task, model, file…", key="tv_runs_text")
-    formats = f2.multiselect("Format", lib.values("format", scope), key="tv_runs_fmt", placeholder="all")
-    models = f3.multiselect("Model", model_options(lib.values("models", scope)), key="tv_runs_model",
-                            placeholder="all")
-    outcomes = f4.multiselect("Outcome", lib.values("outcome", scope), key="tv_runs_outcome", placeholder="all")
-    if any(s not in labels for s in st.session_state.get("tv_runs_source") or ()):
-        st.session_state["tv_runs_source"] = [s for s in st.session_state["tv_runs_source"] if s in labels]
-    chosen = f5.multiselect("Opened as", list(labels), key="tv_runs_source", placeholder="all")
-    if chosen:
-        scope = Scope(paths=tuple(labels[c] for c in chosen))
-    q = RunsQuery(contains=contains, formats=tuple(formats), models=tuple(model_key(m) for m in models),
-                  outcomes=tuple(outcomes), groups=(group,) if group is not None else ())
-    with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
-        _more_filters(q, scope)
+    q = RunsQuery(groups=(group,) if group is not None else ())
+    searching = bool(text.strip())
+    with st.container(horizontal=True, vertical_alignment="bottom", gap="medium"):
+        q.contains = st.text_input("Filter", placeholder="title, task, model, file…", key="tv_runs_text")
+        scope = _filters(q, scope, labels)
         by_task = st.toggle("One row per task", key="tv_runs_by_task",
                             help="each model's outcome and score on the task side by side; select a task to "
                                  "compare two of its runs")
-    if text.strip():
+        if not (searching or by_task):  # a search ranks its hits; the tasks view has its own order
+            q.sort = st.selectbox("Sort by", list(SORT_LABELS), format_func=SORT_LABELS.get, key="tv_runs_sort",
+                                  width=170)
+            q.descending = st.toggle("Descending", key="tv_runs_desc")
+    held = filters_set(st.session_state)
+    if held:
+        st.caption("**Filtered by** " + "; ".join(fmt.md_text(h, 200) for h in held))
+    if searching:
         _search_results(text, q, scope, labels, heading)
         return
     if by_task:
@@ -259,16 +261,12 @@ def _runs_table(scope: Scope, labels: dict[str, str], total: int, group) -> None
         _by_task(runs_frame(found.rows, labels, []))
         return
     _facet_line(lib.facets(q, scope))
-    s1, s2, s3 = st.columns([2, 1.5, 4.5], vertical_alignment="bottom")
-    q.sort = s1.selectbox("Sort by", list(SORT_LABELS), format_func=SORT_LABELS.get, key="tv_runs_sort")
-    q.descending = s2.toggle("Descending", key="tv_runs_desc")
     matching = lib.count_runs(q, scope)
     pages = max(1, -(-matching // PAGE_SIZE))
-    with s3:
-        at = st.pagination(pages, key="tv_runs_page") if pages > 1 else 1
+    at = st.pagination(pages, key="tv_runs_page") if pages > 1 else 1
     q.limit, q.offset = PAGE_SIZE, (min(at, pages) - 1) * PAGE_SIZE
     found = lib.runs(q, scope)
-    heading.subheader(runs_title(found.total, total, found.capped))
+    heading.subheader(runs_title(found.total, total, found.capped), help=RUNS_HELP)
     scorers = runs.scorer_names(r["scores"] for r in found.rows)
     _table(runs_frame(found.rows, labels, scorers if len(scorers) > 1 else []))
     downloads.runs(q, scope)
@@ -287,18 +285,70 @@ def _facet_line(facets: dict) -> None:
         st.caption(" · ".join(parts))
 
 
-def _more_filters(q: RunsQuery, scope: Scope) -> None:
-    """Score, cost, date and task filters, in a popover; set on `q`."""
-    with st.popover("More filters", icon=":material/filter_list:"):
-        q.min_score = _number(st.text_input("Score at least", key="tv_runs_min_score", placeholder="e.g. 0.5"))
-        q.max_score = _number(st.text_input("Score at most", key="tv_runs_max_score", placeholder="e.g. 1"))
-        q.max_cost = _number(st.text_input("Cost at most (USD)", key="tv_runs_max_cost", placeholder="e.g. 0.25"))
-        dates = st.date_input("Started between", value=(), key="tv_runs_dates")
-        q.tasks = tuple(st.multiselect("Task", state.library().values("task", scope), key="tv_runs_task",
-                                       placeholder="all"))
+# The popover's filters: session key, and how the "Filtered by" line names it.
+FILTERS = {"tv_runs_fmt": "format", "tv_runs_model": "model", "tv_runs_outcome": "outcome",
+           "tv_runs_source": "opened as", "tv_runs_task": "task", "tv_runs_min_score": "score ≥",
+           "tv_runs_max_score": "score ≤", "tv_runs_max_cost": "cost ≤ $", "tv_runs_dates": "started"}
+
+
+def filters_set(ss) -> list[str]:
+    """What the popover's filters hold, one phrase each ("model gpt-4o, claude-3")."""
+    out = []
+    for key, name in FILTERS.items():
+        value = ss.get(key)
+        if value in (None, "", [], ()):
+            continue
+        if key == "tv_runs_dates":
+            value = " – ".join(d.isoformat() for d in value)
+        elif isinstance(value, (list, tuple)):
+            value = ", ".join(str(v) for v in value)
+        out.append(f"{name}{'' if name.endswith(('≥', '≤', '$')) else ' '}{value}")
+    return out
+
+
+def _filters(q: RunsQuery, scope: Scope, labels: dict[str, str]) -> Scope:
+    """Format, model, outcome, source, task, score, cost and date filters, in one popover
+    whose label counts those set; set on `q`. The scope the source filter narrows to.
+
+    The popover's widgets are drawn only while it is open (a library of 10,000 tasks would
+    otherwise send every task name with each page); their values are kept for the session
+    and read from it either way."""
+    ss = st.session_state
+    if any(s not in labels for s in ss.get("tv_runs_source") or ()):
+        ss["tv_runs_source"] = [s for s in ss["tv_runs_source"] if s in labels]
+    # One label whatever is set: the popover's identity includes it, and a new one would close it.
+    with st.popover("Filters", icon=":material/filter_list:", key="tv_runs_filters", on_change="rerun") as box:
+        if box.open:
+            _filter_widgets(scope, labels)
+    q.formats = tuple(ss.get("tv_runs_fmt") or ())
+    q.models = tuple(model_key(m) for m in ss.get("tv_runs_model") or ())
+    q.outcomes = tuple(ss.get("tv_runs_outcome") or ())
+    q.tasks = tuple(ss.get("tv_runs_task") or ())
+    q.min_score = _number(ss.get("tv_runs_min_score"))
+    q.max_score = _number(ss.get("tv_runs_max_score"))
+    q.max_cost = _number(ss.get("tv_runs_max_cost"))
+    dates = ss.get("tv_runs_dates")
     if isinstance(dates, (tuple, list)) and len(dates) == 2:
         q.since = dates[0].isoformat()
         q.until = (pd.Timestamp(dates[1]) + pd.Timedelta(days=1)).date().isoformat()
+    chosen = ss.get("tv_runs_source") or ()
+    return Scope(paths=tuple(labels[c] for c in chosen)) if chosen else scope
+
+
+def _filter_widgets(scope: Scope, labels: dict[str, str]) -> None:
+    lib = state.library()
+    kept = {"placeholder": "all", "persist_state": "session"}
+    f1, f2 = st.columns(2)
+    f1.multiselect("Format", lib.values("format", scope), key="tv_runs_fmt", **kept)
+    f2.multiselect("Model", model_options(lib.values("models", scope)), key="tv_runs_model", **kept)
+    f1.multiselect("Outcome", lib.values("outcome", scope), key="tv_runs_outcome", **kept)
+    f2.multiselect("Opened as", list(labels), key="tv_runs_source", **kept)
+    st.multiselect("Task", lib.values("task", scope), key="tv_runs_task", **kept)
+    f1, f2 = st.columns(2)
+    f1.text_input("Score at least", key="tv_runs_min_score", placeholder="e.g. 0.5", persist_state="session")
+    f2.text_input("Score at most", key="tv_runs_max_score", placeholder="e.g. 1", persist_state="session")
+    f1.text_input("Cost at most (USD)", key="tv_runs_max_cost", placeholder="e.g. 0.25", persist_state="session")
+    f2.date_input("Started between", value=(), key="tv_runs_dates", persist_state="session")
 
 
 def _number(text: str) -> float | None:
@@ -309,8 +359,6 @@ def _number(text: str) -> float | None:
 
 
 def _table(df: pd.DataFrame) -> None:
-    st.caption("Select a row to read it (a benchmark record opens on its scorecard). “Sort by” sorts every "
-               "matching run; a column header sorts this page.")
     scored = [c for c in df.columns if c == "score" or c.startswith(runs.SCORE_PREFIX)]
     scored = [c for c in scored if df[c].notna().any()]
     columns = RUN_COLUMNS[:RUN_COLUMNS.index("outcome") + 1] + scored + RUN_COLUMNS[RUN_COLUMNS.index("outcome") + 1:]
@@ -405,40 +453,60 @@ def inputs_frame(inputs: list[dict], labels: dict[str, str]) -> pd.DataFrame:
 
 
 def _inputs(scope: Scope) -> None:
-    inputs = state.library().inputs(scope)
-    if not inputs:
+    lib = state.library()
+    total, with_problems = lib.input_counts(scope)
+    if not total:
         return
     labels = sources(scope)
     order = {label: n for n, label in enumerate(labels)}  # uploads first, newest first, as the runs table
-    # what this list is read for comes first: inputs with problems, then by part of the scope
-    inputs.sort(key=lambda i: (not i["problems"], order.get(source_of(i["path"], labels), len(order))))
-    st.subheader(f"Inputs · {len(inputs):,}")
+
+    def by_source(inputs: list[dict]) -> list[dict]:  # stable: by path within each part of the scope
+        return sorted(inputs, key=lambda i: order.get(source_of(i["path"], labels), len(order)))
+
+    st.subheader(f"Inputs · {total:,}" + (f" · {with_problems:,} with problems" if with_problems else ""))
+    # Expanders whose content is read and sent only once opened: a page of a large library
+    # shows its runs table without also reading and drawing a table of every input. (An
+    # expander's label is part of its identity: a count in it would close it when it changes.)
+    with st.expander("Every input, those with problems first", icon=":material/folder_open:", key="tv_inputs",
+                     on_change="rerun") as box:
+        if box.open:
+            inputs = lib.inputs(scope)
+            # what this list is read for comes first: inputs with problems, then by part of the scope
+            inputs = sorted(by_source(inputs), key=lambda i: not i["problems"])
+            if len(inputs) > MAX_INPUT_ROWS:
+                st.caption(f"The first {MAX_INPUT_ROWS:,} inputs, those with problems first.")
+            shown = fmt.visible_frame(inputs_frame(inputs[:MAX_INPUT_ROWS], labels))
+            st.dataframe(shown, hide_index=True, placeholder=MISSING, column_config=tables.config(shown))
+    bad = by_source(lib.inputs(scope, with_problems=True)) if with_problems else []
     ups = state.my_uploads()
     if ups:
-        with st.container(horizontal=True):
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.caption("Your uploads:")
             for up in ups:
                 if st.button(fmt.md_text(upload_label(up), 60), key=f"tv_remove_{up.key}", icon=":material/delete:",
                              help="remove this upload from the library"):
                     state.remove_upload(up.key)
                     st.rerun()
-    if len(inputs) > MAX_INPUT_ROWS:
-        st.caption(f"The first {MAX_INPUT_ROWS:,} inputs, those with problems first.")
-    shown = fmt.visible_frame(inputs_frame(inputs[:MAX_INPUT_ROWS], labels))
-    st.dataframe(shown, hide_index=True, placeholder=MISSING, column_config=tables.config(shown))
-    bad = [inp for inp in inputs if inp["problems"]]
-    for inp in bad[:MAX_PROBLEM_PANELS]:
-        probs = inp["problems"]
-        title = (f"{fmt.md_text(inp['name'], 120)} · {len(probs)} problem{'s' * (len(probs) != 1)}"
-                 + (" · nothing loaded" if not inp["runs"] else ""))
-        with st.expander(title, icon=":material/warning:"):
-            _problems_table(probs)
+    panels = [(inp["path"], inp["name"], inp["problems"], not inp["runs"]) for inp in bad[:MAX_PROBLEM_PANELS]]
     if len(bad) > MAX_PROBLEM_PANELS:
-        rest = [p for inp in bad[MAX_PROBLEM_PANELS:] for p in inp["problems"]]
-        with st.expander(f"{len(bad) - MAX_PROBLEM_PANELS} more inputs with problems", icon=":material/warning:"):
-            _problems_table(rest)
+        panels.append(("more", f"{len(bad) - MAX_PROBLEM_PANELS} more inputs",
+                       [p for inp in bad[MAX_PROBLEM_PANELS:] for p in inp["problems"]], False))
+    for path, name, probs, nothing in panels:
+        title = (f"{fmt.md_text(name, 120)} · {len(probs)} problem{'s' * (len(probs) != 1)}"
+                 + (" · nothing loaded" if nothing else ""))
+        with st.expander(title, icon=":material/warning:", key=f"tv_problems_{_digest(path)}",
+                         on_change="rerun") as box:
+            if box.open:
+                _problems_table(probs)
     if any(p["message"].startswith(registry.UNSUPPORTED) for inp in bad for p in inp["problems"]):
-        with st.expander("Formats traceview reads", icon=":material/help:"):
-            st.dataframe(supported_frame(), hide_index=True, column_config=tables.config(supported_frame()))
+        with st.expander("Formats traceview reads", icon=":material/help:", key="tv_formats_read",
+                         on_change="rerun") as box:
+            if box.open:
+                st.dataframe(supported_frame(), hide_index=True, column_config=tables.config(supported_frame()))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def supported_frame() -> pd.DataFrame:

@@ -125,6 +125,23 @@ def test_changed_removed_and_pruned_files(library, tmp_path):
     assert library.prune() == 1 and library.stats()["gone"] == 0
 
 
+def test_inputs_with_problems_are_counted_and_listed_apart(library, tmp_path):
+    good = chat_log(tmp_path / "d" / "good.jsonl", "fine")
+    broken = chat_log(tmp_path / "d" / "broken.jsonl", "fine too")
+    broken.write_text(broken.read_text() + "{not json\n")
+    (tmp_path / "d" / "notes.log").write_text("just some notes")
+    library.index([tmp_path / "d"])
+    scope = Scope(paths=(str(tmp_path / "d"),))
+    # From the cook of the same files: which have problems.
+    _, inputs = pipeline.cook_paths([tmp_path / "d"])
+    expected = sorted(i.name for i in inputs if i.problems)
+    assert expected == ["broken.jsonl", "notes.log"]
+    assert library.input_counts(scope) == (3, 2)
+    assert sorted(i["name"] for i in library.inputs(scope, with_problems=True)) == expected
+    assert sorted(i["name"] for i in library.inputs(scope)) == ["broken.jsonl", "good.jsonl", "notes.log"]
+    assert library.input_counts(Scope(paths=(str(good),))) == (1, 0)
+
+
 def test_companion_files_are_read_with_their_run_and_a_change_to_one_recooks_it(library, tmp_path):
     folder = tmp_path / "swe"
     shutil.copytree(SAMPLES / "swe_agent", folder)

@@ -68,12 +68,15 @@ def test_open_lists_the_bundled_samples(monkeypatch):
     assert {"title", "format", "model", "messages", "requests", "tokens", "cost", "outcome"} <= set(runs.columns)
 
 
-def test_open_shows_problems_next_to_their_input(tmp_path, monkeypatch):
+def test_open_shows_problems_next_to_their_input(tmp_path, monkeypatch, open_panels):
     good = tmp_path / "good.jsonl"
     good.write_bytes((SAMPLES / "openai_chat.jsonl").read_bytes() + b"{not json\n")
     (tmp_path / "notes.log").write_text("just some notes")
     at = app([tmp_path], monkeypatch).run()
     assert not at.exception
+    # The panels name each input with problems; their tables are drawn once opened.
+    assert not [df for df in at.dataframe if "message" in df.value.columns]
+    at = open_panels(at)
     labels = [e.label for e in at.expander]
     assert any("good\\.jsonl" in lab and "1 problem" in lab for lab in labels), labels
     assert any("notes\\.log" in lab and "nothing loaded" in lab for lab in labels), labels
@@ -234,7 +237,7 @@ def test_runs_table_filters(monkeypatch):
     assert list(runs["format"]) == ["request-log"] and "openai_chat" in runs["title"].iloc[0]
 
 
-def test_open_lists_an_internal_error_and_opens_the_rest_of_the_batch(tmp_path, monkeypatch, plugin):
+def test_open_lists_an_internal_error_and_opens_the_rest_of_the_batch(tmp_path, monkeypatch, plugin, open_panels):
     # A format plug-in whose reader crashes: its file is listed with the error in plain words,
     # and every other file of the batch opens.
     plugin("tv_test_crashing", '''
@@ -246,7 +249,7 @@ FORMAT = Format(name="crashing", title="Crashing log", description="", priority=
 ''', {"crashing": "tv_test_crashing:FORMAT"})
     (tmp_path / "bad.log").write_bytes(b"#crash\n")
     (tmp_path / "good.jsonl").write_bytes((SAMPLES / "openai_chat.jsonl").read_bytes())
-    at = app([tmp_path], monkeypatch).run()
+    at = open_panels(app([tmp_path], monkeypatch).run())
     assert not at.exception
     labels = [e.label for e in at.expander]
     assert any("bad\\.log" in lab and "nothing loaded" in lab for lab in labels), labels
@@ -257,7 +260,7 @@ FORMAT = Format(name="crashing", title="Crashing log", description="", priority=
     assert any("good.jsonl" in set(df["input"]) for df in runs)
 
 
-def test_a_plugin_format_is_listed_and_read_like_a_builtin(tmp_path, monkeypatch, plugin):
+def test_a_plugin_format_is_listed_and_read_like_a_builtin(tmp_path, monkeypatch, plugin, open_panels):
     # A format from an installed package (nothing in viewer/ knows it): its run is in the runs
     # table and its timeline opens.
     plugin("tv_test_lines", '''
@@ -271,7 +274,7 @@ FORMAT = Format(name="lines-log", title="Lines log", description="", priority=1,
 ''', {"lines-log": "tv_test_lines:FORMAT"})
     log = tmp_path / "chat.lines"
     log.write_bytes(b"#lines\nuser: where is my parcel?\nassistant: on its way since Monday\n")
-    at = app([log], monkeypatch).run()
+    at = open_panels(app([log], monkeypatch).run())
     assert not at.exception
     inputs = next(df.value for df in at.dataframe if "input" in df.value.columns)
     assert list(inputs["format"]) == ["lines-log"] and list(inputs["traces"]) == [1]
@@ -285,7 +288,7 @@ FORMAT = Format(name="lines-log", title="Lines log", description="", priority=1,
     assert 'class="tv-msg tv-role-user' in body and 'class="tv-msg tv-role-assistant' in body
 
 
-def test_an_upload_is_indexed_once_listed_and_removable(monkeypatch):
+def test_an_upload_is_indexed_once_listed_and_removable(monkeypatch, open_panels):
     """An upload goes into the library (indexed once, however often the page reruns), is listed
     under its name, and its remove button takes it out of the library and off the disk."""
     from viewer.library import ingest
@@ -309,7 +312,7 @@ def test_an_upload_is_indexed_once_listed_and_removable(monkeypatch):
         at.run()
     assert [c for c in cooked if "mine.jsonl" in c] == [["mine.jsonl"]]
     (trace,) = pipeline.cook_uploads([("mine.jsonl", data)])[0]["traces"]
-    at = on_page(at, "open")
+    at = open_panels(on_page(at, "open"))
     inputs = next(df.value for df in at.dataframe if "input" in df.value.columns)
     assert inputs.loc[inputs["input"] == "mine.jsonl", "opened as"].tolist() == ["★ new upload: mine.jsonl"]
     folder = state.store().uploads[next(iter(st_keys(at)))].folder

@@ -55,7 +55,7 @@ def log(*records: dict) -> bytes:
 
 # -- problems in sight ----------------------------------------------------------------------
 
-def test_problems_inside_traces_are_counted_and_listed_with_their_input(tmp_path, monkeypatch):
+def test_problems_inside_traces_are_counted_and_listed_with_their_input(tmp_path, monkeypatch, open_panels):
     doc = json.loads((SAMPLES / "workflow" / "chart_component.swf.json").read_text("utf-8"))
     doc["steps"][1]["type"] = ["tool_call"]
     (tmp_path / "bad.swf.json").write_text(json.dumps(doc), "utf-8")
@@ -63,7 +63,7 @@ def test_problems_inside_traces_are_counted_and_listed_with_their_input(tmp_path
     rec = json.loads(lines[2])
     rec["timestamp"] = "not a time"
     (tmp_path / "bench.jsonl").write_text("\n".join(lines[:2] + [json.dumps(rec)] + lines[3:]) + "\n", "utf-8")
-    at = app(monkeypatch, [tmp_path]).run()
+    at = open_panels(app(monkeypatch, [tmp_path]).run())
     assert not at.exception
     inputs = frame(at, "input").set_index("input")
     assert inputs.loc["bench.jsonl", "problems"] == 1
@@ -74,12 +74,12 @@ def test_problems_inside_traces_are_counted_and_listed_with_their_input(tmp_path
     assert {("bad.swf.json", "/steps/1/type"), ("bench.jsonl", "/timestamp")} <= set(zip(rows["file"], rows["path"]))
 
 
-def test_companions_say_what_they_are_and_what_read_them(tmp_path, monkeypatch):
+def test_companions_say_what_they_are_and_what_read_them(tmp_path, monkeypatch, open_panels):
     shutil.copytree(SAMPLES / "trials", tmp_path / "trials")
     alone = tmp_path / "alone"
     alone.mkdir()
     shutil.copy(SAMPLES / "trials" / f"{RUN}.summary.json", alone / "other.summary.json")
-    at = app(monkeypatch, [tmp_path]).run()
+    at = open_panels(app(monkeypatch, [tmp_path]).run())
     assert not at.exception
     inputs = frame(at, "input").set_index("input")
     assert inputs.loc[f"trials/{RUN}.summary.json", "format"] == (
@@ -91,12 +91,12 @@ def test_companions_say_what_they_are_and_what_read_them(tmp_path, monkeypatch):
     assert msg.startswith("the summary of trials file other.trials.json;") and "not given" in msg
 
 
-def test_unsupported_files_are_described_and_the_formats_listed_once(tmp_path, monkeypatch):
+def test_unsupported_files_are_described_and_the_formats_listed_once(tmp_path, monkeypatch, open_panels):
     (tmp_path / "README.md").write_text("# Read me\n\nwords\n")
     (tmp_path / "notes.log").write_text("# Read me\n\nwords\n")
     (tmp_path / "conf.json").write_text('{"name": "x", "settings": {}}')
     (tmp_path / "ok.jsonl").write_bytes((SAMPLES / "api_logs" / "openai_chat.jsonl").read_bytes())
-    at = app(monkeypatch, [tmp_path]).run()
+    at = open_panels(app(monkeypatch, [tmp_path]).run())
     assert not at.exception
     rows = pd.concat([df.value for df in at.dataframe if "message" in df.value.columns])
     messages = dict(zip(rows["file"], rows["message"]))
@@ -134,7 +134,7 @@ def test_an_upload_of_a_benchmark_record_opens_its_scorecard(monkeypatch, fresh_
     assert not [h for h in at.html if 'class="tv-root"' in h.proto.body]
 
 
-def test_an_upload_of_many_runs_is_listed_first_marked_and_filtered_to(monkeypatch, fresh_store):
+def test_an_upload_of_many_runs_is_listed_first_marked_and_filtered_to(monkeypatch, fresh_store, open_panels):
     convs = [{"id": f"c{i}", "conversations": [{"from": "human", "value": f"question number {i}"},
                                                {"from": "gpt", "value": "answer"}]} for i in range(40)]
     at = app(monkeypatch).run()
@@ -146,7 +146,7 @@ def test_an_upload_of_many_runs_is_listed_first_marked_and_filtered_to(monkeypat
     assert len(runs) == 40 and set(runs["source"]) == {"★ new upload: convs.json"}
     assert list(runs["title"]) == [f"question number {i}" for i in range(40)]
     assert f"Runs · 40 of {40 + samples}" in [h.value for h in at.subheader]
-    inputs = frame(at, "input")
+    inputs = frame(open_panels(at), "input")
     assert inputs["input"].iloc[0] == "convs.json" and inputs["opened as"].iloc[0] == "★ new upload: convs.json"
     assert inputs["traces"].iloc[0] == 40
 
@@ -179,6 +179,38 @@ def test_the_runs_table_shows_a_dash_for_missing_values(monkeypatch, fresh_store
     longest = max(len(t) for t in grid.value["title"])
     assert cols["title"]["label"] == "Title"
     assert cols["title"]["width"] >= min(520, 7 * longest)  # sized to its content, not "medium"
+
+
+def test_the_filters_popover_narrows_the_table_and_says_what_is_set(monkeypatch, tmp_path, fresh_store):
+    shutil.copytree(SAMPLES / "api_logs", tmp_path / "api_logs")
+    shutil.copytree(SAMPLES / "trials", tmp_path / "trials")
+    at = app(monkeypatch, [tmp_path]).run()
+    assert not at.exception
+    assert at.get("popover")[0].proto.popover.label == "Filters"
+    # Closed, the popover sends none of its widgets (nor every task name).
+    assert not [m for m in at.multiselect if m.key == "tv_runs_task"]
+    at.session_state["tv_runs_filters"] = True  # opened
+    at.run()
+    at.multiselect(key="tv_runs_fmt").select("trials")
+    at.session_state["tv_runs_filters"] = True  # a change inside keeps it open (the browser says so)
+    at.run()
+    assert not at.exception
+    # What the filter keeps: the traces cooked from the trials folder alone (not the library).
+    assert set(frame(at, "title")["id"]) == ids_of(tmp_path / "trials")
+    assert "**Filtered by** format trials" in [c.value for c in at.caption]
+    at.text_input(key="tv_runs_max_cost").input("0")
+    at.session_state["tv_runs_filters"] = True
+    at.run()
+    assert r"**Filtered by** format trials; cost ≤ \$0" in [c.value for c in at.caption]
+    # Closed again, the filters still hold, and hold on a return from another page.
+    at.session_state["tv_runs_filters"] = False
+    at.run()
+    assert not [m for m in at.multiselect if m.key == "tv_runs_fmt"]
+    assert r"**Filtered by** format trials; cost ≤ \$0" in [c.value for c in at.caption]
+    assert set(frame(at, "title")["id"]) <= ids_of(tmp_path / "trials")
+    at.session_state["tv_runs_max_cost"] = ""
+    at.run()
+    assert set(frame(at, "title")["id"]) == ids_of(tmp_path / "trials")
 
 
 def test_a_model_filter_treats_spellings_of_one_model_as_one(tmp_path):

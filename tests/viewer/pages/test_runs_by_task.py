@@ -35,6 +35,8 @@ def test_scores_are_columns_and_filter_the_runs(monkeypatch):
     for _, row in table.iterrows():
         expected = verdicts[row["task"]][row["model"]]
         assert row["outcome"] == expected and row["score"] == (1.0 if expected == "success" else 0.0)
+    at.session_state["tv_runs_filters"] = True  # the filters' popover, opened
+    at.run()
     at.text_input(key="tv_runs_min_score").input("0.5").run()
     kept = runs_table(at)
     assert len(kept) == sum(v == "success" for m in verdicts.values() for v in m.values())
