@@ -16,6 +16,8 @@ from viewer.library.ingest import model_key
 from viewer.library.library import Library, RunsQuery, Scope
 from viewer.pages import open as open_page
 
+from tests.viewer.pages.test_app import on_page
+
 ROOT = Path(__file__).resolve().parents[3]
 APP = str(ROOT / "app.py")
 SAMPLES = ROOT / "sample_data"
@@ -206,6 +208,8 @@ def test_the_filters_popover_narrows_the_table_and_says_what_is_set(monkeypatch,
     at.session_state["tv_runs_filters"] = False
     at.run()
     assert not [m for m in at.multiselect if m.key == "tv_runs_fmt"]
+    assert r"**Filtered by** format trials; cost ≤ \$0" in [c.value for c in at.caption]
+    at = on_page(on_page(at, "leaderboard"), "open")
     assert r"**Filtered by** format trials; cost ≤ \$0" in [c.value for c in at.caption]
     assert set(frame(at, "title")["id"]) <= ids_of(tmp_path / "trials")
     at.session_state["tv_runs_max_cost"] = ""
