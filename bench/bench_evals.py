@@ -18,7 +18,7 @@ then one JSON line (`{"bench": "evals", ...}`).
 Measured, each against a baseline in the same run (runs paired, alternating which goes first):
   0. for scale: a one-element Streamlit page, as in the timeline benchmark
   1. the 1,000-sample log's runs on the Open page of `traceview serve LOG` in headless Chromium
-     (until the "Runs · 1000" heading and the table are drawn), from starting the server and
+     (until the "Runs · 1,000" heading and the table are drawn), from starting the server and
      warm (a new page), target < 2 s; against `inspect view start --log-dir DIR` until its
      sample list shows its rows, the same two ways (target: ours no later)
   2. `parsers.pipeline.open_run` of the 20 MB sample / of the small sample, in-process
@@ -263,7 +263,7 @@ def from_start(start, url_of, browser, check: str) -> tuple[float, object]:
 
 def listing(browser, log: Path, inspect: str | None, workdir: Path, runs: int) -> dict:
     """Row 1: the 1,000 samples listed by our Open page and, when it runs, by `inspect view`."""
-    ours_check = RUNS_SHOWN.format(n=SAMPLES, table=TABLE)
+    ours_check = RUNS_SHOWN.format(n=f"{SAMPLES:,}", table=TABLE)  # the heading writes 1,000
     sides = {"ours": (lambda: serve.Running([log], workdir), lambda s: s.url + "/", ours_check)}
     if inspect:
         sides["inspect_view"] = (lambda: InspectView(inspect, log.parent, workdir), lambda s: s.url + "/", INSPECT_ROWS)
