@@ -129,7 +129,10 @@ def _samples() -> None:
     missing = [p for p in dirs if str(p) not in opened]
     if not missing:
         return
-    with st.expander("Bundled samples"):
+    # Drawn only when opened: a button per sample folder would otherwise come with every page.
+    with st.expander("Bundled samples", key="tv_samples_box", on_change="rerun") as box:
+        if not box.open:
+            return
         cols = st.columns(min(4, len(missing)))
         for i, p in enumerate(missing):
             if cols[i % len(cols)].button(f"Open {p.name}", key=f"tv_sample_{p.name}", icon=":material/add:"):

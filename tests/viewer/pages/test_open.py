@@ -259,6 +259,20 @@ def test_a_server_on_a_whole_library_lists_every_run_in_it(monkeypatch, tmp_path
             cache.clear()
 
 
+def test_a_bundled_sample_opens_from_its_button_once_the_panel_is_open(tmp_path, monkeypatch, fresh_store,
+                                                                       open_panels):
+    mine = tmp_path / "mine.jsonl"
+    mine.write_bytes(log(request("r1", 1_700_000_000_000, "gpt-4o", "where is my parcel?")))
+    at = app(monkeypatch, [mine]).run()
+    assert not at.exception
+    assert any(e.label == "Bundled samples" for e in at.expander)
+    assert not [b for b in at.button if (b.key or "").startswith("tv_sample_")]  # closed: no button sent
+    at = open_panels(at)
+    at.button(key="tv_sample_api_logs").click().run()
+    assert not at.exception
+    assert ids_of(SAMPLES / "api_logs") | ids_of(mine) == set(frame(at, "title")["id"])
+
+
 def ids_of(path) -> set[str]:
     doc, _ = pipeline.cook_paths([path])
     return {t["id"] for t in doc["traces"]}
