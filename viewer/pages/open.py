@@ -2,7 +2,6 @@
 runs this server shows (read from its library); see each input's problems."""
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from urllib.parse import urlencode
@@ -288,10 +287,10 @@ def _facet_line(facets: dict) -> None:
         st.caption(" · ".join(parts))
 
 
-# The popover's filters: session key, and how the "Filtered by" line names it.
-FILTERS = {"tv_runs_fmt": "format", "tv_runs_model": "model", "tv_runs_outcome": "outcome",
-           "tv_runs_source": "opened as", "tv_runs_task": "task", "tv_runs_min_score": "score ≥",
-           "tv_runs_max_score": "score ≤", "tv_runs_max_cost": "cost ≤ $", "tv_runs_dates": "started"}
+# The popover's filters: session key, and what the "Filtered by" line writes before its value.
+FILTERS = {"tv_runs_fmt": "format ", "tv_runs_model": "model ", "tv_runs_outcome": "outcome ",
+           "tv_runs_source": "opened as ", "tv_runs_task": "task ", "tv_runs_min_score": "score ≥",
+           "tv_runs_max_score": "score ≤", "tv_runs_max_cost": "cost ≤ $", "tv_runs_dates": "started "}
 
 
 def filters_set(ss) -> list[str]:
@@ -305,13 +304,13 @@ def filters_set(ss) -> list[str]:
             value = " – ".join(d.isoformat() for d in value)
         elif isinstance(value, (list, tuple)):
             value = ", ".join(str(v) for v in value)
-        out.append(f"{name}{'' if name.endswith(('≥', '≤', '$')) else ' '}{value}")
+        out.append(f"{name}{value}")
     return out
 
 
 def _filters(q: RunsQuery, scope: Scope, labels: dict[str, str]) -> Scope:
-    """Format, model, outcome, source, task, score, cost and date filters, in one popover
-    whose label counts those set; set on `q`. The scope the source filter narrows to.
+    """Format, model, outcome, source, task, score, cost and date filters, in one popover;
+    set on `q`. The scope the source filter narrows to.
 
     The popover's widgets are drawn only while it is open (a library of 10,000 tasks would
     otherwise send every task name with each page); their values are kept for the session
@@ -490,14 +489,14 @@ def _inputs(scope: Scope) -> None:
                              help="remove this upload from the library"):
                     state.remove_upload(up.key)
                     st.rerun()
-    panels = [(inp["path"], inp["name"], inp["problems"], not inp["runs"]) for inp in bad[:MAX_PROBLEM_PANELS]]
+    panels = [(inp["id"], inp["name"], inp["problems"], not inp["runs"]) for inp in bad[:MAX_PROBLEM_PANELS]]
     if len(bad) > MAX_PROBLEM_PANELS:
         panels.append(("more", f"{len(bad) - MAX_PROBLEM_PANELS} more inputs",
                        [p for inp in bad[MAX_PROBLEM_PANELS:] for p in inp["problems"]], False))
-    for path, name, probs, nothing in panels:
+    for panel, name, probs, nothing in panels:
         title = (f"{fmt.md_text(name, 120)} · {len(probs)} problem{'s' * (len(probs) != 1)}"
                  + (" · nothing loaded" if nothing else ""))
-        with st.expander(title, icon=":material/warning:", key=f"tv_problems_{_digest(path)}",
+        with st.expander(title, icon=":material/warning:", key=f"tv_problems_{panel}",
                          on_change="rerun") as box:
             if box.open:
                 _problems_table(probs)
@@ -506,10 +505,6 @@ def _inputs(scope: Scope) -> None:
                          on_change="rerun") as box:
             if box.open:
                 st.dataframe(supported_frame(), hide_index=True, column_config=tables.config(supported_frame()))
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def supported_frame() -> pd.DataFrame:
