@@ -50,7 +50,7 @@ from parsers.model import Problem
 from viewer.analysis import conversation as conv
 from viewer.analysis import transcript
 from viewer.analysis.runs import SCORE_PREFIX
-from viewer.library import ingest
+from viewer.library import families, ingest
 from viewer.library.db import TRACE_COLUMNS
 from viewer.library.library import RUN_FIELDS, Library, RunsQuery, Scope
 from viewer.render import export as export_pages
@@ -104,7 +104,7 @@ def library_runs(lib: Library, ids: Iterable[str] = (), scope: Scope | None = No
         if row["family"] != family:  # a family's runs come together: read its document once
             family = row["family"]
             raw = lib.family_stored(family)
-            doc = None if raw is None else orjson.loads(raw)
+            doc = None if raw is None else families.unpack(raw)
         if doc is not None:
             yield row, doc
 
@@ -132,7 +132,7 @@ def cooked_runs(paths) -> tuple[list[tuple[dict, dict]], list[Problem]]:
     runs = []
     for item in ingest.cook_batch(files)["inputs"]:
         problems.extend(Problem(**p) for p in item["entry"].get("problems") or ())
-        docs = {family: orjson.loads(unz.decompress(data)) for family, data in item["blobs"]}
+        docs = {family: families.unpack(unz.decompress(data)) for family, data in item["blobs"]}
         for cooked in item["rows"]:
             row = dict(zip(_COOKED_ROW, cooked), path=item["file"].path, name=item["entry"]["name"])
             row["scores"] = orjson.loads(row["scores"]) if row["scores"] else {}

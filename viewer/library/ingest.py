@@ -31,6 +31,7 @@ from parsers.pipeline import FileStat
 from viewer.analysis import conversation as conv
 from viewer.analysis import metrics as md
 from viewer.analysis import runs as runs_analysis
+from viewer.library import families
 from viewer.library.db import ITEM_SLOTS, TRACE_COLUMNS, Database, chunks
 from viewer.render import fmt
 
@@ -139,7 +140,7 @@ def cook_batch(files: list[FileStat], origin: str = "path") -> dict:
         group_of = {s: g.get("id") for g in my_groups for s in g.get("sides") or () if isinstance(s, str)}
         for root, members in fams.items():
             family = content_key(root, entry.get("digest"))
-            item["blobs"].append((family, z.compress(orjson.dumps(
+            item["blobs"].append((family, z.compress(families.pack(
                 family_doc(members, messages, requests, tools, entry, my_groups)))))
             for t in members:
                 item["texts"][text_key(t["id"], family)] = [(z.compress(orjson.dumps(piece)), piece)

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import zstandard
 
-from viewer.library import ingest, search
+from viewer.library import families, ingest, search
 from viewer.library.db import ITEM_SLOTS, Database, LibraryError, chunks, connect
 from viewer.library.search import SNIPPET_CLOSE, SNIPPET_OPEN
 
@@ -256,10 +256,11 @@ class Library:
         """(runs row, family document) of a run, both of the same file; None as `family`."""
         run = self.run(trace_id, scope)
         raw = None if run is None else self.family_stored(run["family"])
-        return None if raw is None else (run, orjson.loads(raw))
+        return None if raw is None else (run, families.unpack(raw))
 
     def family_stored(self, family: str) -> bytes | None:
-        """The JSON text of the family document a runs row names (its `family`)."""
+        """The stored JSON text of the family document a runs row names (its `family`):
+        `families.unpack` reads it."""
         row = self.db.one("SELECT data FROM blobs WHERE family = ?", (family,))
         return None if row is None else self._zstd.decompress(bytes(row[0]))
 

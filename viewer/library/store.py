@@ -24,9 +24,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
 from parsers import pipeline
+from viewer.library import families
 from viewer.library.library import Library, Scope
 
 TRACE_ID_RE = re.compile(r"[0-9a-f]{16}\Z")
@@ -116,6 +115,13 @@ class Upload:
 # A cooked document in memory holds about this many bytes per byte of its JSON text (measured:
 # 3.6 to 3.8); walking the objects to count them takes seconds on a large run.
 DOC_MEMORY_PER_BYTE = 4
+
+
+def stored_memory(raw: bytes, doc: dict) -> int:
+    """About the bytes a family read from its stored text holds: its objects, and a reference
+    (8 bytes) per message id of each request's history, which the stored text does not repeat
+    (`families`)."""
+    return DOC_MEMORY_PER_BYTE * len(raw) + 8 * sum(len(r.get("request_messages") or ()) for r in doc["requests"])
 
 
 def memory_estimate(obj) -> int:
@@ -271,11 +277,11 @@ class Store:
             raw = self.library.family_stored(fam)
             if raw is None:
                 return None
-            doc = orjson.loads(raw)
+            doc = families.unpack(raw)
             _link_relatives(self.library, doc)
             held = self.library.input_stat(run["input_id"])
             col = Collection(fam, run["path"], run["origin"] or "path", doc, path=run["path"],
-                             size=held[0], mtime_ns=held[1], memory=DOC_MEMORY_PER_BYTE * len(raw))
+                             size=held[0], mtime_ns=held[1], memory=stored_memory(raw, doc))
             with self._lock:
                 self.open[fam] = col
                 self._opening.pop(fam, None)
