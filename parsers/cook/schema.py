@@ -5,7 +5,6 @@ import functools
 import json
 from importlib import resources
 
-import jsonschema
 
 
 @functools.lru_cache(maxsize=None)
@@ -22,6 +21,8 @@ def cooked_errors(doc) -> list[tuple[str, str]]:
     Requests of long trajectories repeat the history's ids (millions of them in a
     3,000-message trace); those lists go to the schema validator cut to their first item and
     are checked in full below, where every id must name a message (which the schema checked)."""
+    import jsonschema  # imported when first needed: every cook imports this module
+
     v = jsonschema.Draft202012Validator(cooked_schema())
     shown = doc
     if isinstance(doc, dict) and isinstance(doc.get("requests"), list):

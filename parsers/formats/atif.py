@@ -34,9 +34,12 @@ import posixpath
 import re
 from collections import Counter
 from importlib import resources
+from typing import TYPE_CHECKING
 
-import jsonschema
 import orjson
+
+if TYPE_CHECKING:
+    import jsonschema
 
 from parsers.model import (Companion, Format, Message, ParsedTrace, ParseResult, Problem, Score, Scorecard, Turn,
                            json_kind, pointer)
@@ -70,6 +73,8 @@ PHASES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
 # -- the schema -------------------------------------------------------------------------
 @functools.lru_cache(maxsize=None)
 def _validator() -> jsonschema.Draft7Validator:
+    import jsonschema  # imported when first needed: every cook imports this module
+
     text = resources.files("parsers.schema").joinpath("atif.schema.json").read_text("utf-8")
     return jsonschema.Draft7Validator(json.loads(text))
 

@@ -22,8 +22,10 @@ import re
 import uuid
 from datetime import datetime
 from importlib import resources
+from typing import TYPE_CHECKING
 
-import jsonschema
+if TYPE_CHECKING:
+    import jsonschema
 
 from parsers.model import (Agent, Alternative, Call, Format, Gate, ParsedTrace, ParseResult, Problem, Routing, Score,
                            Scorecard, ToolUse, TurnScore, json_kind, pointer)
@@ -54,10 +56,6 @@ def schema() -> dict:
     return json.loads(resources.files("parsers.schema").joinpath("benchmark_datapoint.schema.json").read_text("utf-8"))
 
 
-_FORMATS = jsonschema.FormatChecker()
-
-
-@_FORMATS.checks("uuid")
 def _is_uuid(value) -> bool:
     if not isinstance(value, str):
         return True
@@ -67,7 +65,6 @@ def _is_uuid(value) -> bool:
         return False
 
 
-@_FORMATS.checks("date-time")
 def _is_date_time(value) -> bool:
     if not isinstance(value, str):
         return True
@@ -82,7 +79,12 @@ def _is_date_time(value) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _validator() -> jsonschema.Draft7Validator:
-    return jsonschema.Draft7Validator(schema(), format_checker=_FORMATS)
+    import jsonschema  # imported when first needed: every cook imports this module
+
+    formats = jsonschema.FormatChecker()
+    formats.checks("uuid")(_is_uuid)
+    formats.checks("date-time")(_is_date_time)
+    return jsonschema.Draft7Validator(schema(), format_checker=formats)
 
 
 def record_errors(rec) -> list[tuple[str, str]]:

@@ -86,3 +86,15 @@ def test_the_command_line_sees_a_plugin_installed_beside_it(plugin, tmp_path):
     forced = subprocess.run([sys.executable, "-m", "viewer.cli", "cook", "--format", "kv-log", str(log)],
                             capture_output=True, env=env, cwd=REPO, timeout=120)
     assert forced.returncode == 0, forced.stderr.decode()
+
+
+def test_cooking_imports_no_schema_validator():
+    """jsonschema is imported when a document is first validated, not by every cook (about
+    50 ms of each `traceview` command's start)."""
+    code = ("import sys; from parsers import pipeline; "
+            "doc, _ = pipeline.cook_paths([sys.argv[1]]); "
+            "print(len(doc['traces']), 'jsonschema' in sys.modules)")
+    sample = Path(__file__).resolve().parents[2] / "sample_data" / "api_logs" / "openai_chat.jsonl"
+    out = subprocess.run([sys.executable, "-c", code, str(sample)], capture_output=True, text=True, check=True).stdout
+    n, imported = out.split()
+    assert int(n) >= 1 and imported == "False"

@@ -1,6 +1,7 @@
 """viewer.serve: the Streamlit command line, with the packaged settings as flags."""
 from __future__ import annotations
 
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -309,3 +310,15 @@ def test_a_librarys_password_is_never_printed():
 
     assert shown_location("postgresql://team:s3cret@db.example/traceview") == "postgresql://team:***@db.example/traceview"
     assert shown_location("/data/library.sqlite") == "/data/library.sqlite"
+
+
+def test_serve_checks_the_library_without_importing_the_cook(tmp_path):
+    """`traceview serve` opens the library before it starts the app (to say plainly when it
+    cannot be used); that check must not import the cook, pandas or the price list, which
+    took most of a second before the app's own process could start."""
+    code = ("import sys; from viewer import serve; "
+            f"print(serve._library_location({str(tmp_path / 'lib.sqlite')!r})); "
+            "print(sorted(m for m in ('parsers.pipeline', 'pandas', 'genai_prices', 'jsonschema') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == repr((str(tmp_path / "lib.sqlite"), None))  # the library opened
+    assert out[1] == "[]"

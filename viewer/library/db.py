@@ -137,6 +137,22 @@ def chunks(items: list, n: int = 500):
         yield items[i:i + n]
 
 
+def text_key(trace_id: str, family: str) -> str:
+    """Where a run's item texts are stored: its id with its family's digest (`content_key`)."""
+    return trace_id + family[family.rfind(":"):]
+
+
+def run_of(key: str) -> str:
+    """The run id a `text_key` (or `content_key`) names."""
+    return key[:key.rfind(":")]
+
+
+def below(folder: str) -> tuple[str, str]:
+    """The range of paths below a folder: from "folder/" up to "folder0" ("0" follows "/")."""
+    base = folder.rstrip(os.sep)
+    return base + os.sep, base + chr(ord(os.sep) + 1)
+
+
 class LibraryError(Exception):
     """A library that cannot be opened or used: the message says which and why."""
 

@@ -32,7 +32,7 @@ from viewer.analysis import conversation as conv
 from viewer.analysis import metrics as md
 from viewer.analysis import runs as runs_analysis
 from viewer.library import families
-from viewer.library.db import ITEM_SLOTS, TRACE_COLUMNS, Database, chunks
+from viewer.library.db import ITEM_SLOTS, TRACE_COLUMNS, Database, below, chunks, run_of, text_key
 from viewer.render import fmt
 
 
@@ -157,16 +157,6 @@ def content_key(key: str, digest: str | None) -> str:
     record: see the trace id rule) with other content; each keeps its own, and identical copies
     share theirs. A file that grows stores its runs anew under its new digest."""
     return f"{key}:{(digest or '')[:16]}"
-
-
-def text_key(trace_id: str, family: str) -> str:
-    """Where a run's item texts are stored: its id with its family's digest (`content_key`)."""
-    return trace_id + family[family.rfind(":"):]
-
-
-def run_of(key: str) -> str:
-    """The run id a `text_key` (or `content_key`) names."""
-    return key[:key.rfind(":")]
 
 
 def _file_entry(f: FileStat, entry: dict) -> dict:
@@ -585,12 +575,6 @@ def forget(db: Database, path: str) -> None:
         for input_id, digest in rows:
             _release(db, input_id)
             db.execute("DELETE FROM inputs WHERE id = ?", (input_id,))
-
-
-def below(folder: str) -> tuple[str, str]:
-    """The range of paths below a folder: from "folder/" up to "folder0" ("0" follows "/")."""
-    base = folder.rstrip(os.sep)
-    return base + os.sep, base + chr(ord(os.sep) + 1)
 
 
 def prune(db: Database) -> int:

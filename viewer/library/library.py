@@ -11,13 +11,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 import zstandard
 
-from viewer.library import families, ingest, search
-from viewer.library.db import ITEM_SLOTS, Database, LibraryError, chunks, connect
+from viewer.library import families, search
+from viewer.library.db import ITEM_SLOTS, Database, LibraryError, below, chunks, connect, run_of, text_key
 from viewer.library.search import SNIPPET_CLOSE, SNIPPET_OPEN
+
+if TYPE_CHECKING:
+    from viewer.library import ingest
 
 ENV = "TRACEVIEW_LIBRARY"
 
@@ -65,7 +69,7 @@ class Scope:
         parts, params = [], []
         for p in self.paths:  # the file, or the range of paths below the folder (indexed)
             parts.append(f"{alias}.path = ? OR ({alias}.path >= ? AND {alias}.path < ?)")
-            params += [p, *ingest.below(p)]
+            params += [p, *below(p)]
         if self.uploads:
             parts.append(f"{alias}.id IN ({', '.join('?' * len(self.uploads))})")
             params += list(self.uploads)
@@ -174,18 +178,27 @@ class Library:
         self.db.close()
 
     # -- writing ------------------------------------------------------------------------------
+    # The indexer (`ingest`) brings the whole cook with it, so it is imported by the methods
+    # that write: reading a library, or checking that one opens (`traceview serve` does before
+    # it starts the app), costs none of it.
     def index(self, paths, *, jobs: int | None = None, origin: str = "path", progress: ingest.Progress | None = None,
               on_batch=None) -> ingest.Progress:
         """Bring the library up to date with the files under `paths` (see `ingest`), cooking
         in `jobs` processes (by default one per CPU core)."""
+        from viewer.library import ingest
+
         return ingest.Indexer(self.db, jobs=jobs, origin=origin, progress=progress, on_batch=on_batch).run(paths)
 
     def prune(self) -> int:
         """Drop the rows of files marked gone; returns how many."""
+        from viewer.library import ingest
+
         return ingest.prune(self.db)
 
     def forget(self, path: str) -> None:
         """Take the file or folder at `path` out of the library now (an upload removed)."""
+        from viewer.library import ingest
+
         ingest.forget(self.db, os.path.realpath(path))
 
     # -- runs ---------------------------------------------------------------------------------
@@ -277,7 +290,7 @@ class Library:
         conds, params = (query or RunsQuery()).where()
         where_scope, scope_params = scope.sql()
         where = " AND ".join([where_scope, *conds])
-        owner: dict[int, str] = {}  # texts id -> its run's text key (`ingest.text_key`)
+        owner: dict[int, str] = {}  # texts id -> its run's text key (`db.text_key`)
         wanted: dict[str, str] = {}  # the text keys of runs in scope (another file's run of one id is not) -> run
         found: set[str] = set()  # those of them with a matching item read
         checked: set[str] = set()  # runs whose scope is known
@@ -290,10 +303,10 @@ class Library:
             for chunk in chunks(pieces, 500):
                 owner.update(self.db.query(f"SELECT id, trace FROM texts WHERE id IN ({', '.join('?' * len(chunk))})",
                                            chunk))
-            new_runs = list({ingest.run_of(owner[p]) for p in pieces if p in owner} - checked)
+            new_runs = list({run_of(owner[p]) for p in pieces if p in owner} - checked)
             checked.update(new_runs)
             for chunk in chunks(new_runs, 500):
-                wanted.update((ingest.text_key(*r), r[0]) for r in self.db.query(
+                wanted.update((text_key(*r), r[0]) for r in self.db.query(
                     f"SELECT t.id, t.family FROM traces t JOIN inputs i ON i.id = t.input_id "
                     f"WHERE t.id IN ({', '.join('?' * len(chunk))}) AND {where}", (*chunk, *scope_params, *params)))
             for key, _ in rows:  # newest first: the window ends where the last run wanted is met
@@ -323,7 +336,7 @@ class Library:
                                  f"WHERE t.id IN ({', '.join('?' * len(chunk))}) AND {where}",
                                  (*chunk, *scope_params, *params))
             for r in map(_run, rows):  # the row of the file whose text matched
-                if owner[best[r["id"]][0] // ITEM_SLOTS] == ingest.text_key(r["id"], r["family"]):
+                if owner[best[r["id"]][0] // ITEM_SLOTS] == text_key(r["id"], r["family"]):
                     runs[r["id"]] = r
         texts = dict(self.db.query(f"SELECT id, data FROM texts WHERE id IN ({', '.join('?' * len(top))})",
                                    [key // ITEM_SLOTS for _, (key, _) in top])) if top else {}

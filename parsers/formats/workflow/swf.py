@@ -18,9 +18,12 @@ import re
 from collections import deque
 from datetime import datetime, timezone
 from importlib import resources
+from typing import TYPE_CHECKING
 
-import jsonschema
 import orjson
+
+if TYPE_CHECKING:
+    import jsonschema
 
 from parsers.providers import usage as usage_mod
 from parsers.model import Artifact, Format, Message, ParsedTrace, ParseResult, Problem, Turn, ValidationError, pointer
@@ -74,10 +77,6 @@ def tolerant_schema() -> dict:
 
 
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$")
-_FORMATS = jsonschema.FormatChecker(formats=())
-
-
-@_FORMATS.checks("date-time")
 def _is_date_time(value) -> bool:
     if not isinstance(value, str):
         return True  # the type keyword reports non-strings
@@ -92,7 +91,11 @@ def _is_date_time(value) -> bool:
 
 @functools.lru_cache(maxsize=2)
 def _validator(strict: bool) -> jsonschema.Draft7Validator:
-    return jsonschema.Draft7Validator(seed_schema() if strict else tolerant_schema(), format_checker=_FORMATS)
+    import jsonschema  # imported when first needed: every cook imports this module
+
+    formats = jsonschema.FormatChecker(formats=())
+    formats.checks("date-time")(_is_date_time)
+    return jsonschema.Draft7Validator(seed_schema() if strict else tolerant_schema(), format_checker=formats)
 
 
 def validation_problems(doc, file: str = "", strict: bool = False) -> list[Problem]:
