@@ -112,6 +112,14 @@ def generate(workdir: Path, name: str) -> Path:
     return out
 
 
+def new_library(workdir: Path) -> dict[str, str]:
+    """The environment for a `traceview serve` with a new library of its own in `workdir`: its
+    first page is a first open of its files. (The user's own library, which keeps the runs of
+    every earlier start, would make a "fresh server" re-scan files it cooked in a previous run.)"""
+    path = Path(tempfile.mkdtemp(prefix="library-", dir=workdir)) / "library.sqlite"
+    return {"TRACEVIEW_LIBRARY": str(path)}
+
+
 def mb(path: Path) -> float:
     return path.stat().st_size / 1e6
 

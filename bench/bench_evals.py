@@ -50,7 +50,7 @@ sys.path.insert(0, str(REPO))
 
 from viewer import serve  # noqa: E402
 
-from bench_cook import compare, fmt_ratio, fmt_s, paired, print_report, status, timed  # noqa: E402
+from bench_cook import compare, fmt_ratio, fmt_s, new_library, paired, print_report, status, timed  # noqa: E402
 from bench_session import verdict  # noqa: E402
 from bench_timeline import median, open_timeline, streamlit_floor  # noqa: E402
 from browser import CHROMIUM, CHROMIUM_ARGS, shown  # noqa: E402
@@ -264,7 +264,7 @@ def from_start(start, url_of, browser, check: str) -> tuple[float, object]:
 def listing(browser, log: Path, inspect: str | None, workdir: Path, runs: int) -> dict:
     """Row 1: the 1,000 samples listed by our Open page and, when it runs, by `inspect view`."""
     ours_check = RUNS_SHOWN.format(n=f"{SAMPLES:,}", table=TABLE)  # the heading writes 1,000
-    sides = {"ours": (lambda: serve.Running([log], workdir), lambda s: s.url + "/", ours_check)}
+    sides = {"ours": (lambda: serve.Running([log], workdir, env=new_library(workdir)), lambda s: s.url + "/", ours_check)}
     if inspect:
         sides["inspect_view"] = (lambda: InspectView(inspect, log.parent, workdir), lambda s: s.url + "/", INSPECT_ROWS)
     out = {}
@@ -289,7 +289,7 @@ def listing(browser, log: Path, inspect: str | None, workdir: Path, runs: int) -
 def timeline_figures(browser, log: Path, ids: dict[str, str], workdir: Path, runs: int) -> dict:
     """Row 2 in Chromium: the first message of the large sample (fresh server, then warm) and
     of the small one."""
-    app = serve.Running([log], workdir)
+    app = serve.Running([log], workdir, env=new_library(workdir))
     try:
         urls = {name: f"{app.url}/timeline?trace={tid}" for name, tid in ids.items()}
 

@@ -48,7 +48,7 @@ sys.path.insert(0, str(REPO))
 
 from viewer import serve  # noqa: E402
 
-from bench_cook import (LINE_PARSER, compare, fmt_ratio, fmt_s, paired, parse_lines,  # noqa: E402
+from bench_cook import (LINE_PARSER, compare, fmt_ratio, fmt_s, new_library, paired, parse_lines,  # noqa: E402
                         print_report, run_child, status, timed, traceview_argv)
 from bench_timeline import median, open_timeline, trace_id  # noqa: E402
 from browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
@@ -170,7 +170,7 @@ def browser_figures(inputs: dict[str, Path], workdir: Path, runs: int) -> dict:
     warm) and of the small session, both files served by one `traceview serve`."""
     from playwright.sync_api import sync_playwright
 
-    app = serve.Running(list(inputs.values()), workdir)
+    app = serve.Running(list(inputs.values()), workdir, env=new_library(workdir))
     try:
         urls = {name: f"{app.url}/timeline?trace={trace_id(p)}" for name, p in inputs.items()}
         with sync_playwright() as pw:

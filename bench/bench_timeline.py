@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO))
 
 from viewer import serve  # noqa: E402
 
+from bench_cook import new_library  # noqa: E402
 from browser import CHROMIUM, CHROMIUM_ARGS, GEN, parse_args, shown  # noqa: E402
 
 TARGETS = {"open_warm_s": 2.0, "page_move_s": 0.5, "expand_s": 0.5, "open_80mb_s": 10.0}
@@ -170,7 +171,7 @@ def main(argv=None) -> int:
         try:
             fig["streamlit_floor_s"] = streamlit_floor(browser, workdir, args.runs)
             fig["streamlit_floor_path_s"] = streamlit_floor(browser, workdir, args.runs, "/timeline")
-            app = serve.Running([inputs["trials"]], workdir)
+            app = serve.Running([inputs["trials"]], workdir, env=new_library(workdir))
             try:
                 url = f"{app.url}/timeline?trace={ids['trials']}"
                 fig["open_cold_s"], page = open_timeline(browser, url)
@@ -185,7 +186,7 @@ def main(argv=None) -> int:
                 fig["open_warm_runs"], fig["page_move_runs"] = warm, moves
             finally:
                 app.stop()
-            app = serve.Running([inputs["log80"]], workdir)
+            app = serve.Running([inputs["log80"]], workdir, env=new_library(workdir))
             try:
                 url = f"{app.url}/timeline?trace={ids['log80']}"
                 fig["open_80mb_s"], page = open_timeline(browser, url)
