@@ -196,6 +196,8 @@ def _missing(args, paths) -> int | None:
 
 
 def _cmd_index(args) -> int:
+    import signal
+    import threading
     import time
 
     from viewer.library.ingest import Progress
@@ -217,7 +219,18 @@ def _cmd_index(args) -> int:
                 if time.monotonic() - shown_at[0] >= PROGRESS_EVERY:
                     shown_at[0] = time.monotonic()
                     say(progress.line())
-            lib.index([os.path.abspath(p) for p in args.paths], jobs=args.jobs, progress=progress, on_batch=report)
+            # SIGTERM ends the run once the batch being cooked is written (what is written
+            # stays; the next run does the rest): `serve` asks its head start to stop so.
+            stopped = threading.Event()
+            previous = signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+            try:
+                lib.index([os.path.abspath(p) for p in args.paths], jobs=args.jobs, progress=progress,
+                          on_batch=report, stop=stopped.is_set)
+            finally:
+                signal.signal(signal.SIGTERM, previous)
+            if stopped.is_set() and progress.cooked < progress.to_cook:
+                say(f"stopped: {progress.line()}")
+                return 143
             say(f"{progress.line()}; {_counted(progress.problems, 'problem')} in the files cooked")
         if args.prune:
             say(f"pruned {_counted(lib.prune(), 'gone file')}")

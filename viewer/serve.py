@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import threading
 import tomllib
@@ -25,6 +26,8 @@ HERE = Path(__file__).resolve().parent
 LIBRARY_ENV = "TRACEVIEW_LIBRARY"
 WHOLE_LIBRARY_ENV = "TRACEVIEW_WHOLE_LIBRARY"  # the server shows its whole library (no path given)
 JOBS_ENV = "TRACEVIEW_JOBS"  # processes indexing the given paths
+# A lock file held while `serve`'s head start indexes the given paths (`HeadStart`).
+HEAD_START_ENV = "TRACEVIEW_HEAD_START"
 # The server module around the app (viewer/main.py): it reads the given files at start.
 ENTRY = HERE / "asgi.py"
 CONFIG = HERE / ".streamlit" / "config.toml"
@@ -143,14 +146,19 @@ def port_problem(host: str, port: int) -> str | None:
     return None
 
 
-def _announce_when_ready(url: str, what: str, proc: subprocess.Popen, open_browser: bool) -> None:
+def _announce_when_ready(url: str, what: str, proc: subprocess.Popen, open_browser: bool,
+                         head: "HeadStart | None" = None) -> None:
     try:
         wait_ready(url, proc, timeout=300)
     except (RuntimeError, TimeoutError, OSError):
+        if head is not None:
+            head.end()
         return
     print(f"traceview: serving {what} at {url}", file=sys.stderr, flush=True)
     if open_browser:
         webbrowser.open(url)
+    if head is not None:
+        head.end()  # the app indexes the rest, with its progress on its pages
 
 
 def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = False,
@@ -181,9 +189,12 @@ def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = Fal
         print(f"traceview serve: warning: {plan.warning}", file=sys.stderr)
     if sign_in:
         print(f"traceview: {sign_in}", file=sys.stderr)
-    proc = subprocess.Popen(command(paths, port, host),
-                            env=child_env(private_uploads, sign_in=plan.methods, token=token, library=location,
-                                          whole_library=bool(library) and not paths, jobs=jobs))
+    env = child_env(private_uploads, sign_in=plan.methods, token=token, library=location,
+                    whole_library=bool(library) and not paths, jobs=jobs)
+    head = HeadStart.begin(paths, location)
+    if head is not None:
+        env[HEAD_START_ENV] = head.lock_path
+    proc = subprocess.Popen(command(paths, port, host), env=env)
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
     url = f"http://{shown}:{int(port)}/"
     from viewer.library.library import shown_location
@@ -191,7 +202,7 @@ def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = Fal
     what = (", ".join(map(str, paths)) if paths else f"the library {shown_location(location)}" if library
             else "the bundled samples")
     print(f"traceview: starting on {what}…", file=sys.stderr, flush=True)
-    threading.Thread(target=_announce_when_ready, args=(url, what, proc, not headless and _can_open_browser()),
+    threading.Thread(target=_announce_when_ready, args=(url, what, proc, not headless and _can_open_browser(), head),
                      daemon=True).start()
 
     def forward(signum, _frame):
@@ -209,6 +220,75 @@ def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = Fal
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+        if head is not None:
+            head.end()
+
+
+class HeadStart:
+    """`serve` indexes the paths it was given while the app's process starts.
+
+    The app's start (Python, Streamlit, the pages' imports) keeps one core busy for a second or
+    two before it listens, and only then does it begin to read the files; meanwhile the other
+    core idles. So `serve` runs `traceview index PATHS --jobs 1` on the app's library at once,
+    holding a lock on a temporary file whose path the app gets in HEAD_START_ENV: the app's
+    first index waits for that lock (`wait_for_head_start`) and finds those files indexed.
+    Once the app answers, the head start is asked to stop (SIGTERM: it stops after the batch
+    of files it is cooking), so that the app's own index, whose progress its pages show, does
+    the rest. The app depends on none of it: whatever the head start did not write, the app
+    cooks. Without `fcntl` (Windows) there is no head start."""
+
+    def __init__(self, proc: subprocess.Popen, lock_path: str):
+        self.proc, self.lock_path = proc, lock_path
+        self._ended = threading.Lock()
+
+    @classmethod
+    def begin(cls, paths, location: str) -> "HeadStart | None":
+        if not paths:
+            return None  # the bundled samples are small, a whole library is indexed already
+        try:
+            import fcntl
+        except ImportError:
+            return None
+        fd, lock_path = tempfile.mkstemp(prefix="traceview-start-", suffix=".lock")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            # The index process inherits the locked file: the lock is released when it exits.
+            proc = subprocess.Popen([sys.executable, "-m", "viewer.cli", "index", *map(os.path.realpath, paths),
+                                     "--library", location, "--jobs", "1"], pass_fds=(fd,),
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except OSError:
+            os.unlink(lock_path)
+            return None
+        finally:
+            os.close(fd)
+        return cls(proc, lock_path)
+
+    def end(self) -> None:
+        """Ask the head start to stop after its batch, wait for it, remove the lock file."""
+        with self._ended:
+            if self.proc.poll() is None:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=600)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+            if os.path.exists(self.lock_path):
+                os.unlink(self.lock_path)
+
+
+def wait_for_head_start() -> None:
+    """In the app, before its first index: wait until `serve`'s head start (if any) has ended."""
+    path = os.environ.pop(HEAD_START_ENV, "")
+    if not path:
+        return
+    try:
+        import fcntl
+
+        with open(path, "rb") as f:
+            fcntl.flock(f, fcntl.LOCK_SH)
+    except (ImportError, OSError):  # the file is gone: the head start has ended
+        pass
 
 
 def _library_location(library: str | None) -> tuple[str, str | None]:

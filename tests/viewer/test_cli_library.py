@@ -104,6 +104,32 @@ def test_index_is_incremental_and_prune_drops_gone_files(tv, corpus):
     assert "pruned 0 gone files" in tv("index", "--prune")[2]
 
 
+def test_index_stops_on_sigterm_after_the_batch_it_is_cooking(tv, corpus, monkeypatch):
+    """SIGTERM (how `serve` ends its head start) lets the batch being cooked be written, then
+    stops; the next index cooks the rest."""
+    import signal
+
+    from viewer.library import ingest
+
+    n = _files(corpus)
+    monkeypatch.setattr(ingest, "BATCH_FILES", 1)
+    real, calls = ingest.cook_batch, []
+
+    def cook_and_be_told_to_stop(files, origin="path"):
+        calls.append(files)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(files, origin)
+
+    monkeypatch.setattr(ingest, "cook_batch", cook_and_be_told_to_stop)
+    code, _, err = tv("index", str(corpus), "--jobs", "1")
+    assert code == 143 and f"stopped: {n} files: 0 unchanged, 1 of {n} cooked" in err
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is taken down again
+    code, _, err = tv("index", str(corpus), "--jobs", "1")
+    assert code == 0 and f"{n} files: 1 unchanged, {n - 1} of {n - 1} cooked" in err
+    assert len(_ls(tv)) == _runs_in(corpus)
+
+
 def test_index_names_a_path_that_is_not_there(tv, tmp_path, corpus):
     code, _, err = tv("index", str(corpus), str(tmp_path / "nope"))
     assert code == 2 and f"{tmp_path / 'nope'}: no such file or folder" in err

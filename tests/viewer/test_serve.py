@@ -1,8 +1,10 @@
 """viewer.serve: the Streamlit command line, with the packaged settings as flags."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -165,12 +167,14 @@ def no_secrets(tmp_path, monkeypatch):
 
 
 class FakeChild:
-    """Stands for Streamlit's process: records its command line and environment, exits at once."""
+    """Stands for Streamlit's process: records its command line and environment, exits at once.
+    (`serve`'s head start, a `traceview index` process, is recorded apart.)"""
     started: list = []
+    head_starts: list = []
 
     def __init__(self, cmd, env=None, **_kw):
         self.cmd, self.env, self.returncode = cmd, env, 0
-        FakeChild.started.append(self)
+        (FakeChild.started if "streamlit" in cmd else FakeChild.head_starts).append(self)
 
     def poll(self):
         return 0
@@ -184,7 +188,7 @@ class FakeChild:
 
 @pytest.fixture
 def fake_child(monkeypatch):
-    FakeChild.started = []
+    FakeChild.started, FakeChild.head_starts = [], []
     monkeypatch.setattr(serve.subprocess, "Popen", FakeChild)
     return FakeChild.started
 
@@ -322,3 +326,63 @@ def test_serve_checks_the_library_without_importing_the_cook(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out[0] == repr((str(tmp_path / "lib.sqlite"), None))  # the library opened
     assert out[1] == "[]"
+
+
+def test_the_head_start_indexes_the_paths_and_the_app_waits_for_it(tmp_path, monkeypatch):
+    """`serve` indexes the given paths in a `traceview index` process while the app starts;
+    the app's first index waits for the lock that process holds, then finds every file
+    indexed (nothing left to cook), and the lock file goes with the head start."""
+    import shutil
+
+    from parsers import pipeline
+    from viewer.library.library import Library, Scope
+
+    repo = Path(__file__).resolve().parents[2]
+    folder = tmp_path / "logs"
+    shutil.copytree(repo / "sample_data" / "api_logs", folder)
+    location = str(tmp_path / "lib.sqlite")
+    head = serve.HeadStart.begin([folder], location)
+    assert head is not None and Path(head.lock_path).exists()
+    monkeypatch.setenv(serve.HEAD_START_ENV, head.lock_path)
+    serve.wait_for_head_start()  # returns once the index process has exited
+    assert head.proc.wait(timeout=30) == 0 and serve.HEAD_START_ENV not in os.environ
+    lib = Library(location)
+    try:
+        doc, _ = pipeline.cook_paths([folder])
+        assert set(lib.runs_in(Scope(paths=(str(folder),)))) == {t["id"] for t in doc["traces"]}
+        again = lib.index([str(folder)])
+        assert again.files == len(list(folder.iterdir())) and again.to_cook == 0
+    finally:
+        lib.close()
+    head.end()
+    assert not Path(head.lock_path).exists()
+    serve.wait_for_head_start()  # no head start: returns at once
+
+
+def test_the_app_waits_while_the_head_start_holds_its_lock(tmp_path, monkeypatch):
+    import fcntl
+
+    lock = tmp_path / "start.lock"
+    lock.write_bytes(b"")
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'rb'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(1.5)", str(lock)],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    monkeypatch.setenv(serve.HEAD_START_ENV, str(lock))
+    t0 = time.monotonic()
+    serve.wait_for_head_start()
+    assert time.monotonic() - t0 > 0.5 and holder.wait(timeout=10) == 0
+    with open(lock, "rb") as f:  # released
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_serve_with_paths_starts_a_head_start_on_the_apps_library(tmp_path, fake_child, capsys):
+    assert serve.serve([tmp_path], port=serve.free_port(), headless=True, library=str(tmp_path / "l.sqlite")) == 0
+    (app,), (head,) = fake_child, FakeChild.head_starts
+    assert app.env[serve.HEAD_START_ENV].endswith(".lock")
+    assert head.cmd[1:] == ["-m", "viewer.cli", "index", str(tmp_path.resolve()), "--library",
+                            str((tmp_path / "l.sqlite").resolve()), "--jobs", "1"]
+    assert not Path(app.env[serve.HEAD_START_ENV]).exists()  # removed once serve ended
+    # Without paths (the bundled samples, or a whole library) there is none.
+    assert serve.serve([], port=serve.free_port(), headless=True) == 0
+    assert len(FakeChild.head_starts) == 1 and serve.HEAD_START_ENV not in fake_child[1].env

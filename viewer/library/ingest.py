@@ -280,12 +280,14 @@ class Indexer:
     """Brings the library's rows for some paths up to date with the files under them."""
 
     def __init__(self, db: Database, *, jobs: int | None = None, origin: str = "path",
-                 progress: Progress | None = None, on_batch: Callable[[], None] | None = None):
+                 progress: Progress | None = None, on_batch: Callable[[], None] | None = None,
+                 stop: Callable[[], bool] | None = None):
         self.db = db
         self.jobs = max(1, int(jobs)) if jobs else default_jobs()
         self.origin = origin
         self.progress = progress or Progress()
         self.on_batch = on_batch
+        self.stop = stop or (lambda: False)  # asked before each batch: True ends the run there
         self.read_with: dict[str, str] = {}  # companion name -> the name of the input reading it
         self.cooker = cooker()
 
@@ -306,8 +308,8 @@ class Indexer:
                     _release(self.db, row["id"])
                     self.db.execute("UPDATE inputs SET gone = 1 WHERE id = ?", (row["id"],))
             p.gone = len(gone)
-        self._cook_all(changed)
-        self._settle_companions([f.path for f in changed])
+        cooked = self._cook_all(changed)
+        self._settle_companions([f.path for f in cooked])
         p.finished = time.monotonic()
         return p
 
@@ -342,27 +344,35 @@ class Indexer:
                 self.db.executemany("UPDATE inputs SET mtime_ns = ? WHERE id = ?", touched)
         return changed
 
-    def _cook_all(self, changed: list[FileStat]) -> None:
+    def _cook_all(self, changed: list[FileStat]) -> list[FileStat]:
+        """Cook and write the changed files; returns those written (all, unless `stop` said so:
+        what is written stays, and the next run cooks the rest)."""
         batches = list(_batches(changed))
+        done: list[FileStat] = []
         if not batches:
-            return
+            return done
         if self.jobs == 1 or len(batches) < 2 * self.jobs:  # too little to be worth a pool's start
             for b in batches:
+                if self.stop():
+                    break
                 self._write(cook_batch(b, self.origin))
-            return
+                done += b
+            return done
         # Workers start from a clean server process, never a fork of this one (a web server's
         # threads may hold locks a forked child would inherit).
         with ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
-            pending = set()
+            pending: dict = {}  # future -> its batch
             todo = iter(batches)
             while True:
-                while len(pending) < 2 * self.jobs and (b := next(todo, None)) is not None:
-                    pending.add(pool.submit(cook_batch, b, self.origin))
+                while len(pending) < 2 * self.jobs and not self.stop() and (b := next(todo, None)) is not None:
+                    pending[pool.submit(cook_batch, b, self.origin)] = b
                 if not pending:
                     break
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in finished:
                     self._write(fut.result())
+                    done += pending.pop(fut)
+        return done
 
     def _write(self, result: dict) -> None:
         """Write a batch in one transaction. Another indexer writing the same files at the same

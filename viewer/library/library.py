@@ -182,12 +182,14 @@ class Library:
     # that write: reading a library, or checking that one opens (`traceview serve` does before
     # it starts the app), costs none of it.
     def index(self, paths, *, jobs: int | None = None, origin: str = "path", progress: ingest.Progress | None = None,
-              on_batch=None) -> ingest.Progress:
+              on_batch=None, stop=None) -> ingest.Progress:
         """Bring the library up to date with the files under `paths` (see `ingest`), cooking
-        in `jobs` processes (by default one per CPU core)."""
+        in `jobs` processes (by default one per CPU core). `stop()`, asked before each batch
+        of files, can end the run early: what was written stays, the next run does the rest."""
         from viewer.library import ingest
 
-        return ingest.Indexer(self.db, jobs=jobs, origin=origin, progress=progress, on_batch=on_batch).run(paths)
+        return ingest.Indexer(self.db, jobs=jobs, origin=origin, progress=progress, on_batch=on_batch,
+                              stop=stop).run(paths)
 
     def prune(self) -> int:
         """Drop the rows of files marked gone; returns how many."""

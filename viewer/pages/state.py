@@ -20,6 +20,7 @@ from viewer.library import follow, ingest
 from viewer.library.library import Library, Scope
 from viewer.library.store import Collection, Store, Upload
 from viewer.pages import nav
+from viewer.serve import wait_for_head_start
 
 # Files and folders given to `traceview serve` (set by the entry script on every run).
 START_PATHS: list[str] = []
@@ -77,6 +78,8 @@ class Indexing:
 
     def _run(self, origin: str) -> None:
         try:
+            if self.first:
+                wait_for_head_start()  # `traceview serve` may be indexing these paths already
             library().index(list(self.paths), origin=origin, progress=self.progress, jobs=jobs())
         except Exception as e:  # noqa: BLE001 - shown on the Open page, never lost
             self.error = f"{type(e).__name__}: {e}"

@@ -189,6 +189,24 @@ def test_a_process_pool_writes_the_same_runs(library, tmp_path):
     assert [h.run["path"] for h in library.search("zqpool4", EVERYTHING)] == [str(tmp_path / "d" / "4.jsonl")]
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_index_asked_to_stop_keeps_what_it_wrote_and_the_next_one_does_the_rest(library, tmp_path, monkeypatch,
+                                                                                   jobs):
+    for i in range(16):  # 8 batches: more than a pool of 2 takes on at once (4)
+        chat_log(tmp_path / "d" / f"{i}.jsonl", f"question {i}")
+    monkeypatch.setattr(ingest, "BATCH_FILES", 2)
+    written = []
+    stop = lambda: len(written) >= 1  # noqa: E731 - asked before each batch
+    p = library.index([tmp_path / "d"], jobs=jobs, on_batch=lambda: written.append(1), stop=stop)
+    # One process stops after the first batch; a pool also writes the batches it had started.
+    assert 2 <= p.cooked < 16 and p.to_cook == 16
+    held = set(library.runs_in(EVERYTHING))
+    assert len(held) == p.cooked and held < ids_of(tmp_path / "d")
+    again = library.index([tmp_path / "d"], jobs=jobs)
+    assert (again.unchanged, again.cooked) == (p.cooked, 16 - p.cooked)
+    assert set(library.runs_in(EVERYTHING)) == ids_of(tmp_path / "d")
+
+
 def test_a_library_of_a_newer_schema_is_refused(tmp_path):
     lib = Library(str(tmp_path / "lib.sqlite"))
     with lib.db.transaction():
