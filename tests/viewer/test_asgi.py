@@ -25,8 +25,13 @@ def test_serve_runs_the_server_module_and_streamlit_finds_its_app():
 def test_paths_reach_the_app_whichever_entry_streamlit_ran(monkeypatch):
     for entry in (asgi.__file__, str(asgi.ENTRY)):
         assert state.paths_from([entry, str(SAMPLE)], str(asgi.ENTRY)) == [str(SAMPLE.resolve())]
+    # Another copy of the package (the installed one, run from a checkout, whose `viewer` the
+    # app imports from the working folder) is ours too: its paths are not lost to the samples.
+    installed = "/venv/lib/python3.11/site-packages/viewer/asgi.py"
+    assert state.paths_from([installed, str(SAMPLE)], str(asgi.ENTRY)) == [str(SAMPLE.resolve())]
     monkeypatch.delenv("TRACEVIEW_PATHS", raising=False)
     assert state.paths_from(["/elsewhere/other.py", str(SAMPLE)], str(asgi.ENTRY)) == []
+    assert state.paths_from(["/elsewhere/asgi.py", str(SAMPLE)], str(asgi.ENTRY)) == []
 
 
 def test_warm_up_builds_the_stylesheet():

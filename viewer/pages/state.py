@@ -327,12 +327,19 @@ def _missing(title: str, tid) -> None:
 ENTRY_SCRIPTS = ("main.py", "asgi.py")  # viewer/main.py, and viewer/asgi.py that serves it
 
 
+def _is_entry(script: str, main_script: str) -> bool:
+    """Whether Streamlit ran one of our entry scripts. Ours by name in a `viewer` package, not
+    only this copy's: started in a checkout of traceview that is also installed, the app
+    runs the installed `viewer/asgi.py` while `python -m streamlit` imports the checkout's
+    `viewer` package from the working folder."""
+    path = Path(os.path.realpath(script))
+    return path == Path(os.path.realpath(main_script)) or (path.name in ENTRY_SCRIPTS and path.parent.name == "viewer")
+
+
 def paths_from(argv: list[str], main_script: str) -> list[str]:
     """Paths after the script name when Streamlit runs our entry script (or the server
     module around it) with arguments; else TRACEVIEW_PATHS (os.pathsep-separated); else none."""
-    here = Path(__file__).parents[1]  # viewer/
-    ours = {os.path.realpath(main_script), *(os.path.realpath(here / n) for n in ENTRY_SCRIPTS)}
-    if argv and os.path.realpath(argv[0]) in ours:
+    if argv and _is_entry(argv[0], main_script):
         return [os.path.abspath(a) for a in argv[1:]]
     env = os.environ.get("TRACEVIEW_PATHS")
     if env:
