@@ -150,15 +150,14 @@ def _announce_when_ready(url: str, what: str, proc: subprocess.Popen, open_brows
                          head: "HeadStart | None" = None) -> None:
     try:
         wait_ready(url, proc, timeout=300)
+        print(f"traceview: serving {what} at {url}", file=sys.stderr, flush=True)
+        if open_browser:
+            webbrowser.open(url)
     except (RuntimeError, TimeoutError, OSError):
+        pass
+    finally:
         if head is not None:
-            head.end()
-        return
-    print(f"traceview: serving {what} at {url}", file=sys.stderr, flush=True)
-    if open_browser:
-        webbrowser.open(url)
-    if head is not None:
-        head.end()  # the app indexes the rest, with its progress on its pages
+            head.end()  # the app indexes the rest, with its progress on its pages
 
 
 def serve(paths, port: int = 8501, host: str = "127.0.0.1", headless: bool = False,
@@ -266,13 +265,7 @@ class HeadStart:
     def end(self) -> None:
         """Ask the head start to stop after its batch, wait for it, remove the lock file."""
         with self._ended:
-            if self.proc.poll() is None:
-                self.proc.terminate()
-                try:
-                    self.proc.wait(timeout=600)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait()
+            stop(self.proc, timeout=600)  # a batch of files can take a while to cook
             if os.path.exists(self.lock_path):
                 os.unlink(self.lock_path)
 
@@ -341,11 +334,12 @@ def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
     raise RuntimeError(f"traceview serve did not answer on {url} within {timeout:.0f} s")
 
 
-def stop(proc: subprocess.Popen) -> None:
+def stop(proc: subprocess.Popen, timeout: float = 15) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within `timeout` seconds."""
     if proc.poll() is None:
         proc.terminate()
         try:
-            proc.wait(timeout=15)
+            proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
