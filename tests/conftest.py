@@ -150,6 +150,20 @@ def _library(tmp_path_factory):
         os.environ.pop("TRACEVIEW_LIBRARY", None)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cache(tmp_path_factory):
+    """What the test session's cooks keep between processes (the package's prices) goes to a
+    folder of the session, never the user's cache, unless the caller named one."""
+    if os.environ.get("TRACEVIEW_CACHE"):
+        yield os.environ["TRACEVIEW_CACHE"]
+        return
+    os.environ["TRACEVIEW_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    try:
+        yield os.environ["TRACEVIEW_CACHE"]
+    finally:
+        os.environ.pop("TRACEVIEW_CACHE", None)
+
+
 def another_run(data: bytes, n: int = 1) -> bytes:
     """JSON lines `data` as a run of their own: the same records, the first written with `n`
     more spaces (a run is named by its first record when its file names no session)."""

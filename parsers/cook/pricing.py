@@ -18,6 +18,14 @@ Its path is read from the environment variable TRACEVIEW_PRICES, so every proces
 (the app, its indexing workers, `traceview cook`) uses the same file. A model the file names
 is priced by the file, even when the package knows it; the request's price source names the
 file.
+
+Importing the package takes a fifth of a second (it builds its pydantic models and its HTTP
+client), more than cooking a small file. So the prices it gave are kept between processes in
+the user's cache folder (`prices-<package version>-v1.jsonl` in TRACEVIEW_CACHE, by default
+the platform's cache folder for traceview), with the days over which each holds: a model
+priced before is priced from there, without the package, on any day its kept price covers.
+Tiered and off-peak prices are not kept (the package prices those requests); a damaged line
+of the file is skipped, and a file that cannot be written keeps nothing.
 """
 from __future__ import annotations
 
@@ -26,17 +34,26 @@ import hashlib
 import json
 import math
 import os
+import time
 import tomllib
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+import orjson
+
 from parsers.cook.totals import is_unpriced
 
-try:
-    from genai_prices import Usage, calc_price
-except ImportError:  # pragma: no cover - a hard dependency; kept importable for clear errors
-    calc_price = None
+
+@functools.cache
+def _package():
+    """genai-prices' (Usage, calc_price), imported when a price is first worked out; None
+    without the package (a hard dependency, kept importable for clear errors)."""
+    try:
+        from genai_prices import Usage, calc_price
+    except ImportError:  # pragma: no cover
+        return None
+    return Usage, calc_price
 
 
 @functools.lru_cache(maxsize=1)
@@ -138,13 +155,127 @@ def _file_price(model: str) -> dict | None:
 PROVIDER_IDS = {"anthropic": "anthropic", "openai": "openai", "google": "google"}
 
 
+CACHE_ENV = "TRACEVIEW_CACHE"
+KEPT_VERSION = 1  # of what a kept price holds; another version is another file
+
+
+def cache_dir() -> Path:
+    """Where traceview keeps what it can work out again (TRACEVIEW_CACHE, else the platform's
+    cache folder for traceview)."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("traceview", appauthor=False))
+
+
+class _Kept:
+    """The package's prices of the models met before, on disk, one JSON line each:
+    `[model and provider, [first day, end day, description, affine rates]]` for the days
+    (counted from 1970-01-01; null: open-ended) over which the package gives a model that
+    price, or `[model and provider, null]` for a model it does not know. Lines are only ever
+    appended (one write each, so processes that cook at once add theirs whole); a line that
+    does not read is skipped."""
+
+    def __init__(self):
+        self.table: dict[str, list | None] | None = None
+        self.cut = False  # the file ends inside a line (a write cut short): the next starts anew
+
+    @property
+    def path(self) -> Path:
+        name = "".join(c if c.isalnum() or c in ".-" else "_" for c in source_name())
+        return cache_dir() / f"prices-{name}-v{KEPT_VERSION}.jsonl"
+
+    def _read(self) -> dict:
+        if self.table is None:
+            self.table = {}
+            try:
+                data = self.path.read_bytes()
+            except OSError:
+                data = b""
+            self.cut = bool(data) and not data.endswith(b"\n")
+            for line in data.splitlines():
+                try:
+                    key, value = orjson.loads(line)
+                except (orjson.JSONDecodeError, TypeError, ValueError):
+                    continue
+                if isinstance(key, str) and value is None:
+                    self.table[key] = None
+                elif isinstance(key, str) and _is_kept_price(value):
+                    self.table[key] = (self.table.get(key) or []) + [value]
+        return self.table
+
+    def get(self, key: str, day: int):
+        """(description, rates) of the model on `day`, None for a model the package does not
+        know, or KeyError when not kept."""
+        spans = self._read()[key]
+        if spans is None:
+            return None
+        for value in spans:
+            lo, hi, info, rates = value
+            if (lo is None or lo <= day) and (hi is None or day < hi):
+                return info, tuple(rates)
+        raise KeyError(key)
+
+    def put(self, key: str, value) -> None:
+        table = self._read()
+        table[key] = None if value is None else (table.get(key) or []) + [value]
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "ab") as f:
+                f.write(b"\n" * self.cut + orjson.dumps([key, value]) + b"\n")
+            self.cut = False
+        except OSError:
+            pass  # not kept: worked out again next time
+
+
+def _is_kept_price(value) -> bool:
+    """Whether a kept line's value is a price for some days: [first day, end day,
+    description, rates]."""
+    if not (isinstance(value, list) and len(value) == 4):
+        return False
+    lo, hi, info, rates = value
+    return (all(d is None or (isinstance(d, int) and not isinstance(d, bool)) for d in (lo, hi))
+            and isinstance(info, dict) and isinstance(rates, list) and len(rates) == len(PRICE_KEYS) + 1
+            and all(isinstance(r, (int, float)) and not isinstance(r, bool) for r in rates))
+
+
+_kept = _Kept()
+
+
 @functools.lru_cache(maxsize=4096)
 def _model_price(model: str, provider: str | None, day: int | None):
-    """The package's price of a model on a day: (ModelPrice, description, affine rates or None
-    for tiered prices), or None when the model is unknown.
+    """The package's price of a model on a day (None: today): (ModelPrice or None,
+    description, affine rates or None for tiered prices), or None when the model is unknown.
 
     Looking a model up is most of the package's work, so it is done once per model, provider
-    and day; each request is then priced by that ModelPrice."""
+    and day; each request is then priced by its rates (or, tiered, by that ModelPrice).
+    Affine prices are kept on disk for the days they hold (`_Kept`), and so are the models
+    the package does not know: a later process prices them without the package."""
+    key = f"{model}\t{provider or ''}"
+    on = day if day is not None else _day_of(time.time() * 1000)
+    try:
+        kept = _kept.get(key, on)
+    except KeyError:
+        pass
+    else:
+        return None if kept is None else (None, *kept)
+    hit = _package_price(model, provider, day, on)
+    if hit is None:
+        _kept.put(key, None)
+        return None
+    mp, info, rates, span = hit
+    if rates is not None and span is not None:
+        _kept.put(key, [*span, info, list(rates)])
+    return mp, info, rates
+
+
+def _package_price(model: str, provider: str | None, day: int | None, on: int):
+    """`_model_price` worked out by the package, with the days [from, to) over which the
+    price holds (None when it can change within a day), or None for a model it does not know."""
+    if _package() is None:
+        return None
+    Usage, calc_price = _package()
     when = _day_start(day)
     probe = Usage(input_tokens=1, output_tokens=1)
     pid = PROVIDER_IDS.get(provider or "")
@@ -165,7 +296,7 @@ def _model_price(model: str, provider: str | None, day: int | None):
         try:
             calc = calc_price(probe, rest, provider_id=prefix, genai_request_timestamp=when)
         except LookupError:
-            return _model_price(rest, provider, day) if rest else None
+            return _package_price(rest, provider, day, on) if rest else None
     if calc is None:
         return None
     mp = calc.model_price
@@ -176,7 +307,35 @@ def _model_price(model: str, provider: str | None, day: int | None):
             "cache_read_mtok": _num(getattr(mp, "cache_read_mtok", None)),
             "cache_write_mtok": _num(getattr(mp, "cache_write_mtok", None)),
             "cache_write_1h_mtok": _num(getattr(mp, "cache_write_1h_mtok", None))}
-    return mp, info, (None if info["tiered"] else _affine_rates(mp))
+    return mp, info, (None if info["tiered"] else _affine_rates(mp)), _days_held(calc.model, on)
+
+
+EPOCH = date(1970, 1, 1)
+
+
+def _days_held(model_info, day: int) -> tuple[int | None, int | None] | None:
+    """The days [from, to) (None: open-ended) over which the package gives the model the price
+    it has on `day`; None when that price may change within a day (an off-peak price).
+
+    The package takes a model's single price, or the last of its conditional prices whose
+    start date has come (a price with no condition always has), else the first."""
+    prices = getattr(model_info, "prices", None)
+    if not isinstance(prices, list):
+        return None, None  # one price for every day
+    starts: list[int | None] = []
+    for conditional in prices:
+        c = getattr(conditional, "constraint", None)
+        if c is None:
+            starts.append(None)
+        elif type(c).__name__ == "StartDateConstraint" and isinstance(getattr(c, "start_date", None), date):
+            starts.append((c.start_date - EPOCH).days)
+        else:
+            return None
+    active = [i for i, s in enumerate(starts) if s is None or s <= day]
+    chosen = active[-1] if active else -1  # -1: none has started, the first is taken
+    lo = starts[chosen] if active else None
+    later = [s for s in starts[chosen + 1:] if s is not None and s > day]
+    return lo, (min(later) if later else None)
 
 
 def _is_tiered(mp) -> bool:
@@ -225,6 +384,7 @@ def _usage(billed: dict):
     input_tokens, and 1-hour cache writes inside cache_write_tokens."""
     cr, one_hour = billed["cache_read"], billed["cache_write_1h"]
     writes = billed["cache_write"] + one_hour
+    Usage = _package()[0]
     return Usage(input_tokens=billed["input"] + cr + writes, output_tokens=billed["output"],
                  cache_read_tokens=cr or None, cache_write_tokens=writes or None,
                  cache_write_1h_tokens=one_hour or None)
@@ -246,8 +406,6 @@ def price(model: str | None, provider: str | None, usage: dict | None,
     if own is not None:
         cost = sum(billed[k] * own[f"{k}_mtok"] for k in PRICE_KEYS) / 1_000_000
         return round(cost, 12), own
-    if calc_price is None:
-        return None, None
     hit = _model_price(model, provider, _day_of(timestamp_ms))
     if hit is None:
         return None, None

@@ -188,3 +188,144 @@ def test_a_provider_prefixed_model_name_is_priced_as_the_model(name, model, prov
 def test_an_unknown_prefixed_name_stays_unpriced():
     usage = {"input": 10, "output": 1, "cache_read": 0, "cache_write": 0, "cache_write_1h": 0, "reasoning": 0}
     assert pricing.price("nosuch/model-x", None, usage, None) == (None, None)
+
+
+# -- prices kept between processes ---------------------------------------------------------------
+KEPT_USAGES = [{"input": 1200, "output": 300, "cache_read": 5000, "cache_write": 900, "cache_write_1h": 400,
+                "reasoning": 0},
+               {"input": 7, "output": 70_000, "cache_read": 0, "cache_write": 0, "cache_write_1h": 0, "reasoning": 0}]
+DAY_MS = 1_760_000_000_000
+PRICE_IN_A_PROCESS = f"""
+import json, sys
+from parsers.cook import pricing
+out = [pricing.price(m, p, u, t) for m, p, t in json.loads(sys.argv[1]) for u in {KEPT_USAGES!r}]
+print(json.dumps({{"prices": out, "package_imported": "genai_prices" in sys.modules}}))
+"""
+
+
+def price_in_a_process(cache: Path, calls: list) -> dict:
+    """Price every usage of KEPT_USAGES for each (model, provider, time) in a new interpreter
+    whose kept prices are in `cache`."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, pricing.CACHE_ENV: str(cache)}
+    env.pop(pricing.PRICES_ENV, None)
+    done = subprocess.run([sys.executable, "-c", PRICE_IN_A_PROCESS, json.dumps(calls)], env=env, check=True,
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[3])
+    return json.loads(done.stdout)
+
+
+def expected_costs(calls: list) -> list:
+    return [package_price(m, p, **{k: u[k] for k in ("input", "output", "cache_read", "cache_write",
+                                                          "cache_write_1h")}, when=pricing._when_day(t))
+            for m, p, t in calls for u in KEPT_USAGES]
+
+
+def test_prices_are_kept_between_processes_and_cost_what_the_package_says(tmp_path):
+    """The first process asks the package and keeps what it gave; the next prices the same
+    models, on that day and on others the kept price holds for (a model with one price: every
+    day, today included), without importing it, to the package's own figures. A model the
+    package does not know stays unpriced from the kept file too."""
+    calls = [["claude-sonnet-4-20250514", "anthropic", DAY_MS], ["gpt-4o-mini", "openai", DAY_MS],
+             ["my-local-llm", "openai", DAY_MS]]
+    expected = expected_costs(calls)
+    assert expected[-1] is None and all(c > 0 for c in expected[:-2])
+    first = price_in_a_process(tmp_path, calls)
+    second = price_in_a_process(tmp_path, calls)
+    assert first["package_imported"] and not second["package_imported"]
+    for run in (first, second):
+        costs = [cost for cost, _ in run["prices"]]
+        assert costs[-2:] == [None, None]
+        assert costs[:-2] == pytest.approx(expected[:-2], rel=1e-9, abs=1e-12)
+    assert second["prices"] == first["prices"]  # the descriptions too
+    later = [["claude-sonnet-4-20250514", "anthropic", DAY_MS + 400 * 86_400_000],
+             ["gpt-4o-mini", "openai", None], ["my-local-llm", "openai", DAY_MS - 86_400_000]]
+    run = price_in_a_process(tmp_path, later)
+    assert not run["package_imported"]
+    expected = expected_costs(later)
+    assert [c for c, _ in run["prices"]][:-2] == pytest.approx(expected[:-2], rel=1e-9, abs=1e-12)
+    assert [c for c, _ in run["prices"]][-2:] == [None, None] == expected[-2:]
+
+
+def conditional_model(kind: str):
+    """(provider, model, start day or None) of a model in the package's data with two affine
+    prices, the second from a start date (kind "start") or for a time of day (kind "time")."""
+    from genai_prices import data
+
+    for prov in data.providers:
+        for m in prov.models:
+            if not (isinstance(m.prices, list) and len(m.prices) == 2 and m.prices[0].constraint is None):
+                continue
+            c = m.prices[1].constraint
+            if pricing._is_tiered(m.prices[0].prices) or pricing._is_tiered(m.prices[1].prices):
+                continue
+            if m.prices[0].prices.input_mtok == m.prices[1].prices.input_mtok:
+                continue
+            if kind == "start" and hasattr(c, "start_date"):
+                return prov.id, m.id, (c.start_date - pricing.EPOCH).days
+            if kind == "time" and hasattr(c, "start_time"):
+                return prov.id, m.id, None
+    pytest.skip(f"genai-prices has no model with a {kind}-conditional price")
+
+
+def test_a_kept_price_holds_only_for_the_days_the_package_gives_it(tmp_path):
+    """A model whose price changes on a start date: the price kept from a day before the
+    change does not price the day of the change (the package is asked, and its new price
+    kept); then both periods are priced without the package, each at its own price."""
+    provider, model, start = conditional_model("start")
+    name = f"{provider}/{model}"  # as routers name it: the prefix is the provider
+
+    def calls(*days):
+        return [[name, None, d * 86_400_000] for d in days]
+
+    def package(*days):
+        return [package_price(model, provider, **{k: u[k] for k in ("input", "output", "cache_read", "cache_write",
+                                                                   "cache_write_1h")}, when=pricing._day_start(d))
+                for d in days for u in KEPT_USAGES]
+
+    before, on = price_in_a_process(tmp_path, calls(start - 1)), price_in_a_process(tmp_path, calls(start))
+    assert before["package_imported"] and on["package_imported"]
+    assert [c for c, _ in before["prices"]] == pytest.approx(package(start - 1), rel=1e-9)
+    assert [c for c, _ in on["prices"]] == pytest.approx(package(start), rel=1e-9)
+    assert package(start - 1) != pytest.approx(package(start), rel=1e-6)
+    days = (start - 400, start - 1, start, start + 90)
+    run = price_in_a_process(tmp_path, calls(*days))
+    assert not run["package_imported"]
+    assert [c for c, _ in run["prices"]] == pytest.approx(package(*days), rel=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["time", "tiered"])
+def test_off_peak_and_tiered_prices_are_not_kept(tmp_path, kind):
+    """A price that depends on the time of day, or on the tokens (tiers): the package prices
+    every process's requests."""
+    if kind == "time":
+        provider, model, _ = conditional_model("time")
+        name = f"{provider}/{model}"
+    else:
+        name, provider = "gemini-2.5-pro", "google"
+    runs = [price_in_a_process(tmp_path, [[name, None, DAY_MS]]) for _ in range(2)]
+    assert all(r["package_imported"] for r in runs)
+    assert runs[0]["prices"] == runs[1]["prices"] and runs[0]["prices"][0][0] > 0
+
+
+def test_a_damaged_or_unwritable_kept_file_only_costs_the_package_again(tmp_path):
+    calls = [["claude-sonnet-4-20250514", "anthropic", DAY_MS]]
+    expected = expected_costs(calls)
+    price_in_a_process(tmp_path / "good", calls)
+    [kept] = (tmp_path / "good").iterdir()
+    key = json.loads(kept.read_text("utf-8").splitlines()[0])[0]
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    (damaged / kept.name).write_bytes(b'\x00not json\n[1, 2]\n["only a key"]\n'
+                                      + json.dumps([key, [None, None, {"x": 1}, [0.0, "a lot"]]]).encode() + b"\n"
+                                      + json.dumps([key, [None, None, {}, [0.5] * 5]]).encode())  # one rate short, no newline
+    run = price_in_a_process(damaged, calls)
+    assert run["package_imported"]
+    assert [c for c, _ in run["prices"]] == pytest.approx(expected, rel=1e-9)
+    assert price_in_a_process(damaged, calls)["package_imported"] is False  # kept anew after the damage
+    blocked = tmp_path / "a file, not a folder"
+    blocked.write_text("")
+    run = price_in_a_process(blocked, calls)
+    assert [c for c, _ in run["prices"]] == pytest.approx(expected, rel=1e-9)
