@@ -33,7 +33,6 @@ from collections import Counter
 
 import ijson
 import orjson
-import yaml
 
 from parsers.io.guard import record_guard
 from parsers.io.records import as_dict, as_number, as_text, first_char, looks_binary, loads_once, object_at, read_json
@@ -54,7 +53,6 @@ TOP_KEYS = frozenset(("info", "messages", "trajectory_format", "instance_id"))
 MESSAGE_KEYS = frozenset(("role", "content", "extra", "tool_calls", "tool_call_id", "function_call",
                           "provider_specific_fields", "reasoning_content", "reasoning", "name", "type", "annotations",
                           "audio", "refusal", "thinking_blocks", "images", "call_id", "output"))
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # mini-swe-agent's action_regex: 1.x ```bash blocks, 2.x text-based models ```mswea_bash_command blocks.
 ACTION_BLOCK = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 
@@ -338,8 +336,18 @@ def _run_files(entries: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(e for e in entries if fnmatch.fnmatchcase(e.lower(), PREDS) or fnmatch.fnmatchcase(e.lower(), EXIT_STATUSES))
 
 
+class InvalidYAML(ValueError):
+    """A companion that is not a YAML document (a ValueError, like a JSON companion's)."""
+
+
 def _yaml(raw: bytes):
-    return yaml.load(raw, Loader=_Loader)
+    """A YAML document (the YAML library is imported here, by the few runs that have one)."""
+    import yaml
+
+    try:
+        return yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as e:
+        raise InvalidYAML(str(e)) from None
 
 
 def _companion(src: Source, rel: str, loads, problems: list[Problem]):
@@ -348,7 +356,7 @@ def _companion(src: Source, rel: str, loads, problems: list[Problem]):
         return None
     try:
         return loads_once(loads, sib.read_bytes())
-    except (OSError, ValueError, yaml.YAMLError) as e:
+    except (OSError, ValueError) as e:
         problems.append(Problem(sib.name, f"not read ({type(e).__name__}: {e}); the run loads without it"))
         return None
 

@@ -19,9 +19,6 @@ import sqlite3
 from typing import Callable, Iterator
 
 import orjson
-from google.protobuf import empty_pb2
-from google.protobuf.message import DecodeError
-from google.protobuf.unknown_fields import UnknownFieldSet
 
 from parsers.formats.workflow import swf
 from parsers.model import Companion, Format, ParsedTrace, ParseResult, Problem, ValidationError, pointer
@@ -645,6 +642,9 @@ def _fields(data: bytes | None, number: int) -> list[bytes]:
     DecodeError when the bytes are not a protobuf message."""
     if not data:
         return []
+    from google.protobuf import empty_pb2
+    from google.protobuf.unknown_fields import UnknownFieldSet
+
     msg = empty_pb2.Empty()
     msg.ParseFromString(data)
     return [f.data for f in UnknownFieldSet(msg) if f.field_number == number and f.wire_type == 2]
@@ -652,6 +652,8 @@ def _fields(data: bytes | None, number: int) -> list[bytes]:
 
 def _store_records(src: Source, problems: list[Problem]) -> tuple[list[tuple[None, dict]], dict]:
     """A chat store's conversation as transcript entries, and its metadata for the SWF."""
+    from google.protobuf.message import DecodeError  # imported by the few inputs that are stores
+
     con = sqlite3.connect(":memory:")
     missing = []
     try:

@@ -117,6 +117,27 @@ def test_sample_patches_and_exit_statuses(sample):
     assert problems_of(doc) == []
 
 
+def test_exit_statuses_that_are_not_yaml_cost_only_the_statuses(tmp_path):
+    """A damaged exit_statuses_*.yaml: every trajectory still loads, with its patch from
+    preds.json, and each names the file it could not read and why."""
+    import shutil
+
+    folder = tmp_path / "run"
+    shutil.copytree(SAMPLE, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "exit_statuses_1767225600.0.yaml").write_text("a: [\n  - b: {", encoding="utf-8")
+    doc, traces = cook_folder(folder)
+    preds = json.loads((SAMPLE / "preds.json").read_text())
+    assert sorted(traces) == sorted(TRAJS)
+    for name in TRAJS:
+        data, trace = json.loads((SAMPLE / name).read_text()), traces[name]
+        patch = data["info"]["submission"] or preds[name.split("/")[0]]["model_patch"]
+        assert [a["content"] for a in trace["artifacts"] if a["kind"] == "patch"] == [patch]
+        said = [p["message"] for p in trace["problems"] + [p for i in doc["inputs"] if i["name"] == name
+                                                           for p in i["problems"]]
+                if p["file"] == "exit_statuses_1767225600.0.yaml"]
+        assert said and all(m.startswith("not read (InvalidYAML: ") and "line 2" in m for m in said), said
+
+
 def test_sample_responses_api_and_times(sample):
     doc, traces = sample
     greet = traces["demo__greet-2/demo__greet-2.traj.json"]
