@@ -430,9 +430,24 @@ def _export_target(args, count: int) -> str | None:
     return None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from parsers.registry import names
+class _FormatNames:
+    """The names --format accepts, asked of the registry only when --format is given or help
+    is shown: loading every format is a tenth of a second that other commands need not pay."""
 
+    def __contains__(self, name) -> bool:
+        return name in self._names()
+
+    def __iter__(self):
+        return iter(self._names())
+
+    @staticmethod
+    def _names() -> list[str]:
+        from parsers.registry import names
+
+        return names()
+
+
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="traceview", description="Read LLM-agent traces: cook, validate, convert; "
                                 "index, search, list and export a library of runs; serve.")
     sub = p.add_subparsers(dest="command")
@@ -440,8 +455,8 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("cook", help="convert inputs (files, folders, zips) into one cooked JSON document")
     c.add_argument("inputs", nargs="+", metavar="INPUT")
     c.add_argument("-o", "--output", metavar="OUT", help="write here instead of stdout")
-    c.add_argument("--format", choices=names(), metavar="NAME",
-                   help="force a format instead of detecting it: " + ", ".join(names()))
+    c.add_argument("--format", choices=_FormatNames(), metavar="NAME",
+                   help="force a format instead of detecting it: %(choices)s")
     c.add_argument("--pretty", action="store_true", help="indent the JSON")
     c.add_argument("--problems", action="store_true", help="list every problem on stderr")
     _prices_option(c)

@@ -47,6 +47,23 @@ def test_cook_exit_2_for_wrong_usage(tmp_path):
     assert run("frobnicate").returncode == 2
 
 
+def test_the_format_names_are_read_only_where_they_are_needed(tmp_path):
+    """`cook -h` lists every format name and --format takes any of them; other commands (serve
+    starts with this) parse their arguments without loading a single format."""
+    from parsers.registry import names
+
+    help_text = " ".join(run("cook", "-h").stdout.split())
+    listed = help_text.split("detecting it: ", 1)[1]
+    for name in names():
+        assert name in listed.replace("- ", "-")  # argparse wraps long names at their hyphen
+    forced = run("cook", "--format", "request-log", str(tmp_path / "nope.jsonl"))
+    assert forced.returncode == 1 and "invalid choice" not in forced.stderr
+    code = ("import sys; from viewer import cli; cli.build_parser().parse_args(['serve', '.']); "
+            "print(sorted(m for m in sys.modules if m == 'parsers.registry' or m.startswith('parsers.formats')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_missing_input_is_reported(tmp_path):
     p = run("cook", str(tmp_path / "nope.jsonl"))
     assert p.returncode == 1 and "no such file" in p.stderr
