@@ -229,6 +229,10 @@ class _Kept:
             pass  # not kept: worked out again next time
 
 
+# What a price's description (the `price` of a cooked request) holds.
+DESCRIPTION_KEYS = frozenset(("source", "provider", "model", "tiered", *(f"{k}_mtok" for k in PRICE_KEYS)))
+
+
 def _is_kept_price(value) -> bool:
     """Whether a kept line's value is a price for some days: [first day, end day,
     description, rates]."""
@@ -236,7 +240,8 @@ def _is_kept_price(value) -> bool:
         return False
     lo, hi, info, rates = value
     return (all(d is None or (isinstance(d, int) and not isinstance(d, bool)) for d in (lo, hi))
-            and isinstance(info, dict) and isinstance(rates, list) and len(rates) == len(PRICE_KEYS) + 1
+            and isinstance(info, dict) and info.keys() == DESCRIPTION_KEYS
+            and isinstance(rates, list) and len(rates) == len(PRICE_KEYS) + 1
             and all(isinstance(r, (int, float)) and not isinstance(r, bool) for r in rates))
 
 
@@ -262,7 +267,8 @@ def _model_price(model: str, provider: str | None, day: int | None):
         return None if kept is None else (None, *kept)
     hit = _package_price(model, provider, day, on)
     if hit is None:
-        _kept.put(key, None)
+        if _package() is not None:  # the package does not know it (rather than is missing)
+            _kept.put(key, None)
         return None
     mp, info, rates, span = hit
     if rates is not None and span is not None:

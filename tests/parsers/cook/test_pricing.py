@@ -320,6 +320,7 @@ def test_a_damaged_or_unwritable_kept_file_only_costs_the_package_again(tmp_path
     damaged.mkdir()
     (damaged / kept.name).write_bytes(b'\x00not json\n[1, 2]\n["only a key"]\n'
                                       + json.dumps([key, [None, None, {"x": 1}, [0.0, "a lot"]]]).encode() + b"\n"
+                                      + json.dumps([key, [None, None, {"x": 1}, [0.0] * 6]]).encode() + b"\n"
                                       + json.dumps([key, [None, None, {}, [0.5] * 5]]).encode())  # one rate short, no newline
     run = price_in_a_process(damaged, calls)
     assert run["package_imported"]
