@@ -16,10 +16,10 @@ import pandas as pd
 
 from parsers.model import Scorecard
 from viewer.analysis.conversation import build_items, in_time_order
-from viewer.analysis.requests import USAGE_KINDS, trace_requests
+from viewer.analysis.per_run import TOKEN_KINDS, model_usage, number, trace_requests
+from viewer.analysis.requests import USAGE_KINDS
 from viewer.render.fmt import chart_labels, chart_text, duration, usage_known
 
-TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
 TOKEN_LABELS = {"input": "input", "output": "output", "cache_read": "cache read", "cache_write": "cache write",
                 "reasoning": "reasoning"}
 TOKEN_COLORS = {"input": "#1f77b4", "output": "#ff7f0e", "cache_read": "#2ca02c", "cache_write": "#9467bd"}
@@ -30,10 +30,6 @@ ROLES = ("system", "user", "assistant", "thinking", "tool_use", "tool_result")
 REQUEST_COLUMNS = ("n", "id", "model", "timestamp", "time", *USAGE_KINDS, "context", "cost", "priced",
                    "cum_cost", "cum_unpriced", "duration_ms", "since_prev_ms", "idle_ms", "tool_calls",
                    "stop_reason", "error")
-
-
-def _num(v):
-    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 # -- one trace ------------------------------------------------------------------------------
@@ -54,13 +50,13 @@ def per_request(trace: dict, requests, messages=None) -> pd.DataFrame:
         u = r.get("usage")
         toks = {k: (u.get(k) or 0) if u is not None else None for k in USAGE_KINDS}
         ctx = sum(toks[k] for k in ("input", "cache_read", "cache_write")) if u is not None else None
-        cost = _num(r.get("cost"))
+        cost = number(r.get("cost"))
         if cost is None:
             unpriced += u is not None
         else:
             cum += cost
-        ts = _num(r.get("timestamp"))
-        dur = _num(r.get("duration_ms"))
+        ts = number(r.get("timestamp"))
+        dur = number(r.get("duration_ms"))
         since = ts - prev_start if ts is not None and prev_start is not None else None
         idle = max(ts - busy_until, 0) if ts is not None and busy_until is not None else None
         if ts is not None:
@@ -179,7 +175,7 @@ def pricing_rows(trace: dict, requests) -> pd.DataFrame:
     for r in trace_requests(trace, requests):
         m = r.get("model") or "(no model)"
         per[m] += 1
-        if _num(r.get("cost")) is not None:
+        if number(r.get("cost")) is not None:
             cost[m] += r["cost"]
             priced[m] += 1
         elif r.get("usage") is not None:
@@ -217,29 +213,6 @@ def per_trace(traces: list[dict]) -> pd.DataFrame:
     for k in TOKEN_KINDS:
         df[k] = df[k].astype("Int64")
     return df
-
-
-def model_usage(trace: dict, requests) -> dict[str, dict]:
-    """Per model, over the trace's requests: requests, tokens of each kind, cost, and how many
-    requests were priced, unpriced (usage and no cost) and had usage. `per_model` adds these
-    up over traces; the library keeps them per run, so a corpus's models need no requests."""
-    agg: dict[str, dict] = {}
-    for r in trace_requests(trace, requests):
-        m = r.get("model") or "(no model)"
-        a = agg.setdefault(m, {"requests": 0, **dict.fromkeys(TOKEN_KINDS, 0), "cost": 0.0, "priced": 0,
-                               "unpriced": 0, "with_usage": 0})
-        a["requests"] += 1
-        u = r.get("usage")
-        if u is not None:
-            a["with_usage"] += 1
-            for k in TOKEN_KINDS:
-                a[k] += u.get(k) or 0
-        if _num(r.get("cost")) is not None:
-            a["cost"] += r["cost"]
-            a["priced"] += 1
-        elif u is not None:
-            a["unpriced"] += 1
-    return agg
 
 
 def per_model(traces: list[dict], requests=None) -> pd.DataFrame:
@@ -507,33 +480,33 @@ def scorecard(trace: dict) -> dict:
     if total is None and len(sc.rewards) == 1:
         (total,) = sc.rewards.values()
     headline = {"task": trace.get("task"), "type": sc.task_type, "outcome": trace.get("outcome"),
-                "overall_score": _num(overall.numeric) if overall else None, "passed_all_mandatory": gates_passed,
-                "total_reward": _num(total), **{k: _num(sc.metrics.get(k)) for k in HEADLINE_METRICS}}
+                "overall_score": number(overall.numeric) if overall else None, "passed_all_mandatory": gates_passed,
+                "total_reward": number(total), **{k: number(sc.metrics.get(k)) for k in HEADLINE_METRICS}}
     series = list(dict.fromkeys(k for t in sc.turns for k in t.values))
     series.sort(key=lambda k: TURN_SHOWN.index(k) if k in TURN_SHOWN else len(TURN_SHOWN))
     agent = sc.agent
     r = sc.routing
-    alternatives = [(agent.key, _num(r.confidence) if r else None, (r.rationale if r else None) or "chosen", True)] \
+    alternatives = [(agent.key, number(r.confidence) if r else None, (r.rationale if r else None) or "chosen", True)] \
         if agent is not None and agent.key else []
-    alternatives += [(a.agent, _num(a.score), a.reason, False) for a in (r.alternatives if r else [])]
+    alternatives += [(a.agent, number(a.score), a.reason, False) for a in (r.alternatives if r else [])]
     hist = r.history if r else {}
     return {
         "headline": headline,
         "scores": _frame([{"scorer": s.scorer, "epoch": s.epoch, "value": s.value, "numeric": s.numeric,
                            "label": s.label, "answer": s.answer, "explanation": s.explanation} for s in sc.scores],
                          ["scorer", "epoch", "value", "numeric", "label", "answer", "explanation"]),
-        "rubric": pd.DataFrame([(k, _num(v)) for k, v in sc.rubric.items()], columns=["criterion", "score"]),
-        "gates": pd.DataFrame([(g.name, g.passed, _num(g.score), _num(g.threshold), g.mandatory) for g in sc.gates],
+        "rubric": pd.DataFrame([(k, number(v)) for k, v in sc.rubric.items()], columns=["criterion", "score"]),
+        "gates": pd.DataFrame([(g.name, g.passed, number(g.score), number(g.threshold), g.mandatory) for g in sc.gates],
                               columns=["name", "passed", "score", "threshold", "mandatory"]),
-        "turns": pd.DataFrame([(t.turn, t.tool, *(_num(t.values.get(k)) for k in series)) for t in sc.turns],
+        "turns": pd.DataFrame([(t.turn, t.tool, *(number(t.values.get(k)) for k in series)) for t in sc.turns],
                               columns=["turn", "tool", *series]),
         "routing": {"agent": (agent.name or agent.id) if agent else None, "agent_id": agent.id if agent else None,
                     "model_family": agent.model_family if agent else None, "strategy": r.strategy if r else None,
-                    "confidence": _num(r.confidence) if r else None, "rationale": r.rationale if r else None,
-                    "history_success_rate": _num(hist.get("success_rate")), "history_quality": _num(hist.get("quality")),
+                    "confidence": number(r.confidence) if r else None, "rationale": r.rationale if r else None,
+                    "history_success_rate": number(hist.get("success_rate")), "history_quality": number(hist.get("quality")),
                     "history_tasks": hist.get("tasks")},
         "alternatives": pd.DataFrame(alternatives, columns=["agent", "score", "reason", "chosen"]),
-        "tools_used": pd.DataFrame([(t.name, t.calls, _num(t.success_rate), _num(t.avg_latency_ms)) for t in sc.tools],
+        "tools_used": pd.DataFrame([(t.name, t.calls, number(t.success_rate), number(t.avg_latency_ms)) for t in sc.tools],
                                    columns=["tool", "calls", "success_rate", "avg_latency_ms"]),
         "rewards": dict(sc.rewards), "checks": dict(sc.checks), "labels": dict(sc.labels),
         "votes": dict(sc.votes), "feedback": dict(sc.feedback),
@@ -561,7 +534,7 @@ def agent_stats(traces: list[dict]) -> pd.DataFrame:
         overall = sc.score("overall")
         for key, v in (("quality", overall.numeric if overall else None), ("latency", sc.metrics.get("latency_ms")),
                        ("tokens", sc.metrics.get("tokens"))):
-            if _num(v) is not None:
+            if number(v) is not None:
                 g[key].append(v)
     rows = []
     for key in sorted(groups, key=lambda k: (k[0], k[1] or "")):

@@ -26,6 +26,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from viewer.analysis.per_run import trace_requests
 from viewer.render.fmt import chart_text, when
 
 KINDS = ("root", "continuation", "fork", "side call", "sub-agent")
@@ -36,11 +37,6 @@ USAGE_KINDS = ("input", "output", "cache_read", "cache_write", "reasoning")
 ROW_COLUMNS = ("n", "id", "parent_id", "parent_n", "kind", "depth", "prefix", "lane", "root_n", "model",
                "timestamp", "time", "offset_ms", "duration_ms", *USAGE_KINDS, "cost", "stop_reason", "error",
                "sent", "received", "new", "changed", "dropped", "tools", "children", "agent")
-
-
-def trace_requests(trace: dict, requests) -> list[dict]:
-    """The trace's requests in the cook's order (time order, file order for ties)."""
-    return [requests[r] for r in trace.get("requests") or () if r in requests]
 
 
 def main_model(reqs: list[dict]) -> str | None:

@@ -1,52 +1,9 @@
-"""The runs table's scores and its view by task: pure functions over cooked traces and the
-runs frame (no Streamlit).
-
-A run's scores are its scorecard's, one number per scorer (the mean over the scorer's values,
-epochs included, as their frameworks read them); the headline score is the one named
-"overall", else the first scorer's. By task, the runs of each task side by side, one column per
-model: what a benchmark's readers compare first."""
+"""The runs table's view by task: pure functions over the runs frame (no Streamlit). By task,
+the runs of each task side by side, one column per model: what a benchmark's readers compare
+first. A run's scores are `per_run.scores_of`."""
 from __future__ import annotations
 
 import pandas as pd
-
-from parsers.model import Scorecard
-
-MAX_SCORERS = 6  # score columns in the runs table (the first scorers met)
-SCORE_PREFIX = "score: "
-
-
-def scores_of(trace: dict) -> dict[str, float]:
-    """Scorer -> the mean of its numeric readings in the trace's scorecard (scorers with none
-    left out)."""
-    card = trace.get("scorecard")
-    if not isinstance(card, dict):
-        return {}
-    sums: dict[str, list[float]] = {}
-    for s in Scorecard.from_dict(card).scores:
-        if s.numeric is not None:
-            sums.setdefault(s.scorer, []).append(s.numeric)
-    return {k: sum(v) / len(v) for k, v in sums.items()}
-
-
-def scorer_names(score_sets) -> list[str]:
-    """The scorers met in runs' scores (`scores_of` each), in order of first appearance, at
-    most MAX_SCORERS; "overall" first."""
-    names: list[str] = []
-    for scores in score_sets:
-        for k in scores:
-            if k not in names:
-                names.append(k)
-    if "overall" in names:
-        names.remove("overall")
-        names.insert(0, "overall")
-    return names[:MAX_SCORERS]
-
-
-def headline(scores: dict[str, float]) -> float | None:
-    if "overall" in scores:
-        return scores["overall"]
-    return next(iter(scores.values()), None)
-
 
 def has_task_pairs(df: pd.DataFrame) -> bool:
     """Whether some task was run by more than one model (then a view by task means something)."""

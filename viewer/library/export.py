@@ -49,7 +49,7 @@ from parsers import pipeline
 from parsers.model import Problem
 from viewer.analysis import conversation as conv
 from viewer.analysis import transcript
-from viewer.analysis.runs import SCORE_PREFIX
+from viewer.analysis.per_run import SCORE_PREFIX
 from viewer.library import families, ingest
 from viewer.library.db import TRACE_COLUMNS
 from viewer.library.library import RUN_FIELDS, Library, RunsQuery, Scope

@@ -29,8 +29,7 @@ import zstandard
 from parsers import pipeline
 from parsers.pipeline import FileStat
 from viewer.analysis import conversation as conv
-from viewer.analysis import metrics as md
-from viewer.analysis import runs as runs_analysis
+from viewer.analysis import per_run
 from viewer.library import families
 from viewer.library.db import ITEM_SLOTS, TRACE_COLUMNS, Database, below, chunks, run_of, text_key
 from viewer.render import fmt
@@ -105,10 +104,11 @@ def _zstd() -> zstandard.ZstdCompressor:
     return zstandard.ZstdCompressor(level=ZSTD_LEVEL)
 
 
-def cook_batch(files: list[FileStat], origin: str = "path") -> dict:
+def cook_batch(files: list[FileStat], origin: str = "path", texts: bool = True) -> dict:
     """Cook `files` and shape what the library writes: per input its entry, run rows, family
-    documents (compressed), evaluation-log groups and item texts; plus the files each input's
-    reader opened beside it (`read_with`: name -> reader name)."""
+    documents (compressed), evaluation-log groups and item texts (for search; left out when
+    not `texts`); plus the files each input's reader opened beside it (`read_with`: name ->
+    reader name)."""
     read_with: dict[str, str] = {}
     doc, _ = pipeline.cook_files(files, read_with)
     by_name = {f.name: f for f in files}
@@ -143,8 +143,9 @@ def cook_batch(files: list[FileStat], origin: str = "path") -> dict:
             item["blobs"].append((family, z.compress(families.pack(
                 family_doc(members, messages, requests, tools, entry, my_groups)))))
             for t in members:
-                item["texts"][text_key(t["id"], family)] = [(z.compress(orjson.dumps(piece)), piece)
-                                                            for piece in _pieces(_item_texts(t, messages, requests))]
+                if texts:
+                    item["texts"][text_key(t["id"], family)] = [
+                        (z.compress(orjson.dumps(piece)), piece) for piece in _pieces(_item_texts(t, messages, requests))]
                 item["rows"].append(_trace_row(t, len(item["rows"]), family, group_of.get(t["id"]), origin,
                                                stub(t, requests)))
         item["groups"].extend(orjson.dumps(g).decode() for g in my_groups)
@@ -218,7 +219,7 @@ def stub(trace: dict, requests: dict) -> str:
     """A run as pages over many runs read it: the cooked trace without what it points to,
     with its usage per model."""
     out = {k: v for k, v in trace.items() if k not in STUB_LEAVES}
-    out["by_model"] = md.model_usage(trace, requests)
+    out["by_model"] = per_run.model_usage(trace, requests)
     return orjson.dumps(out).decode()
 
 
@@ -241,11 +242,11 @@ def _pieces(items):
 def _trace_row(t: dict, pos: int, family: str, group, origin: str, stub_json: str) -> tuple:
     tot = t.get("totals") or {}
     models = t.get("models") or []
-    scores = runs_analysis.scores_of(t)
+    scores = per_run.scores_of(t)
     parent = (t.get("parent") or {}).get("trace")
     return (t["id"], family, parent, pos, t.get("title") or t["id"], t.get("task"), t.get("format"),
             ", ".join(models) or None, "".join(f"|{model_key(m)}|" for m in models) or None,
-            _iso(t.get("started_at")), t.get("duration_ms"), t.get("outcome"), runs_analysis.headline(scores),
+            _iso(t.get("started_at")), t.get("duration_ms"), t.get("outcome"), per_run.headline(scores),
             orjson.dumps(scores).decode() if scores else None, tot.get("cost"), fmt.total_tokens(tot),
             tot.get("requests"), tot.get("messages"), tot.get("errors"), len(t.get("problems") or []), group, origin,
             stub_json)

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from parsers import registry
-from viewer.analysis import metrics, runs
+from viewer.analysis import metrics, per_run, runs
 from viewer.library.ingest import model_key
 from viewer.library.library import RunsQuery, Scope
 from viewer.pages import downloads, nav, state, tables
@@ -182,8 +182,8 @@ def runs_frame(rows: list[dict], labels: dict[str, str], scorers: list[str]) -> 
             "outcome": r["outcome"],
             "duration": fmt.duration(r["duration_ms"]) if r.get("duration_ms") is not None else None,
             "errors": r["errors"], "problems": r["problems"], "source": source_of(r["path"], labels),
-            "score": r["score"], **{runs.SCORE_PREFIX + k: (r["scores"] or {}).get(k) for k in scorers}})
-    score_columns = [runs.SCORE_PREFIX + k for k in scorers]
+            "score": r["score"], **{per_run.SCORE_PREFIX + k: (r["scores"] or {}).get(k) for k in scorers}})
+    score_columns = [per_run.SCORE_PREFIX + k for k in scorers]
     df = pd.DataFrame(out, columns=["id", "page", *RUN_COLUMNS, "score", *score_columns])
     for k in ("score", *score_columns):
         df[k] = pd.to_numeric(df[k], errors="coerce")
@@ -269,7 +269,7 @@ def _runs_table(scope: Scope, labels: dict[str, str], total: int, group) -> None
     q.limit, q.offset = PAGE_SIZE, (min(at, pages) - 1) * PAGE_SIZE
     found = lib.runs(q, scope)
     heading.subheader(runs_title(found.total, total, found.capped), help=RUNS_HELP)
-    scorers = runs.scorer_names(r["scores"] for r in found.rows)
+    scorers = per_run.scorer_names(r["scores"] for r in found.rows)
     _table(runs_frame(found.rows, labels, scorers if len(scorers) > 1 else []))
     downloads.runs(q, scope)
 
@@ -361,7 +361,7 @@ def _number(text: str) -> float | None:
 
 
 def _table(df: pd.DataFrame) -> None:
-    scored = [c for c in df.columns if c == "score" or c.startswith(runs.SCORE_PREFIX)]
+    scored = [c for c in df.columns if c == "score" or c.startswith(per_run.SCORE_PREFIX)]
     scored = [c for c in scored if df[c].notna().any()]
     columns = RUN_COLUMNS[:RUN_COLUMNS.index("outcome") + 1] + scored + RUN_COLUMNS[RUN_COLUMNS.index("outcome") + 1:]
     shown = fmt.visible_frame(df[["id", *columns]])

@@ -8,6 +8,7 @@ from parsers.cook.builder import DocumentBuilder
 from parsers.model import Message, ParsedTrace, ParseResult, Turn
 from parsers.cook.schema import cooked_errors
 from tests.parsers.cook.test_pricing import raw_log_costs
+from viewer.analysis import per_run
 from viewer.analysis import requests as rd
 
 SONNET, HAIKU = "claude-sonnet-4-20250514", "claude-3-5-haiku-20241022"
@@ -146,7 +147,7 @@ def test_side_calls_are_roots_of_another_model(realdata):
     side = rows[rows["kind"] == "side call"]
     assert set(side["model"]) == {"claude-haiku-4-5-20251001"}
     assert side["parent_n"].isna().all()
-    assert rd.main_model(rd.trace_requests(trace, doc.requests)) == "ark-code-latest"
+    assert rd.main_model(per_run.trace_requests(trace, doc.requests)) == "ark-code-latest"
     # Roots of the main model (sub-agents started afresh) stay plain roots.
     assert sorted(rows.loc[rows["kind"] == "root", "n"]) == [2, 11, 19, 21]
 
@@ -154,7 +155,7 @@ def test_side_calls_are_roots_of_another_model(realdata):
 # -- what changed since the parent --------------------------------------------------------
 def test_diff_of_a_continuation_and_a_fork(gen300):
     (trace,) = gen300.traces
-    reqs = rd.trace_requests(trace, gen300.requests)
+    reqs = per_run.trace_requests(trace, gen300.requests)
     cont = rd.request_diff(reqs[1], gen300.requests, gen300.tools)
     assert cont["parent"]["id"] == reqs[0]["id"]
     assert [s for _, s in cont["sent"]] == ["kept"] * 5 + ["new"]
@@ -175,7 +176,7 @@ def test_diff_of_a_rewritten_history(realdata):
     the parent's tool_use answer and sends a plain assistant message plus a new user turn."""
     doc = real(realdata, "nanobot")
     (trace,) = doc.traces
-    reqs = rd.trace_requests(trace, doc.requests)
+    reqs = per_run.trace_requests(trace, doc.requests)
     d = rd.request_diff(reqs[3], doc.requests, doc.tools, doc.messages)
     parent = d["parent"]
     assert parent["id"] == reqs[1]["id"]
@@ -212,7 +213,7 @@ def test_changed_messages_show_as_text_diffs(realdata):
     a new date: those are edits of the same messages, shown as diffs."""
     doc = real(realdata, "claude-code.first25")
     (trace,) = doc.traces
-    reqs = rd.trace_requests(trace, doc.requests)
+    reqs = per_run.trace_requests(trace, doc.requests)
     d = rd.request_diff(reqs[9], doc.requests, doc.tools, doc.messages)
     assert d["parent"]["id"] == reqs[6]["id"] and d["dropped"] == []
     assert [(i, j) for i, _, j, _ in d["changed"]] == [(0, 0), (4, 4)]

@@ -1,23 +1,9 @@
-"""The runs table's scores and its view by task."""
+"""The runs table's view by task."""
 from __future__ import annotations
 
 import pandas as pd
 
 from viewer.analysis import runs
-
-
-def trace(tid, scores=()):
-    return {"id": tid, "scorecard": {"scores": [dict(s) for s in scores]}}
-
-
-def test_scores_are_read_as_their_frameworks_read_them_and_averaged_over_epochs():
-    t = trace("a", [{"scorer": "match", "value": "C", "epoch": 1}, {"scorer": "match", "value": "I", "epoch": 2},
-                    {"scorer": "judge", "value": 0.8}, {"scorer": "note", "value": "see the log"}])
-    assert runs.scores_of(t) == {"match": 0.5, "judge": 0.8}  # C is 1, I is 0; text that is no number left out
-    assert runs.scores_of({"id": "x"}) == {}
-    assert runs.headline({"judge": 0.8, "overall": 0.3}) == 0.3 and runs.headline({"judge": 0.8}) == 0.8
-    names = runs.scorer_names([runs.scores_of(t), runs.scores_of(trace("b", [{"scorer": "overall", "value": 1}]))])
-    assert names == ["overall", "match", "judge"]
 
 
 def frame(rows):

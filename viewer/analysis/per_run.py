@@ -1,0 +1,80 @@
+"""What the library keeps of each run, so that pages over many runs need none of their
+requests: its scores and its usage per model. Pure functions over cooked traces, without
+pandas (the indexer imports them in every process that cooks).
+
+A run's scores are its scorecard's, one number per scorer (the mean over the scorer's values,
+epochs included, as their frameworks read them); the headline score is the one named
+"overall", else the first scorer's."""
+from __future__ import annotations
+
+from parsers.model import Scorecard
+from viewer.render.fmt import TOKEN_KINDS
+
+MAX_SCORERS = 6  # score columns in the runs table (the first scorers met)
+SCORE_PREFIX = "score: "
+
+
+def scores_of(trace: dict) -> dict[str, float]:
+    """Scorer -> the mean of its numeric readings in the trace's scorecard (scorers with none
+    left out)."""
+    card = trace.get("scorecard")
+    if not isinstance(card, dict):
+        return {}
+    sums: dict[str, list[float]] = {}
+    for s in Scorecard.from_dict(card).scores:
+        if s.numeric is not None:
+            sums.setdefault(s.scorer, []).append(s.numeric)
+    return {k: sum(v) / len(v) for k, v in sums.items()}
+
+
+def scorer_names(score_sets) -> list[str]:
+    """The scorers met in runs' scores (`scores_of` each), in order of first appearance, at
+    most MAX_SCORERS; "overall" first."""
+    names: list[str] = []
+    for scores in score_sets:
+        for k in scores:
+            if k not in names:
+                names.append(k)
+    if "overall" in names:
+        names.remove("overall")
+        names.insert(0, "overall")
+    return names[:MAX_SCORERS]
+
+
+def headline(scores: dict[str, float]) -> float | None:
+    if "overall" in scores:
+        return scores["overall"]
+    return next(iter(scores.values()), None)
+
+
+def trace_requests(trace: dict, requests) -> list[dict]:
+    """The trace's requests in the cook's order (time order, file order for ties)."""
+    return [requests[r] for r in trace.get("requests") or () if r in requests]
+
+
+def number(v):
+    """A JSON number as it is, else None (booleans are no numbers)."""
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def model_usage(trace: dict, requests) -> dict[str, dict]:
+    """Per model, over the trace's requests: requests, tokens of each kind, cost, and how many
+    requests were priced, unpriced (usage and no cost) and had usage. `per_model` adds these
+    up over traces; the library keeps them per run, so a corpus's models need no requests."""
+    agg: dict[str, dict] = {}
+    for r in trace_requests(trace, requests):
+        m = r.get("model") or "(no model)"
+        a = agg.setdefault(m, {"requests": 0, **dict.fromkeys(TOKEN_KINDS, 0), "cost": 0.0, "priced": 0,
+                               "unpriced": 0, "with_usage": 0})
+        a["requests"] += 1
+        u = r.get("usage")
+        if u is not None:
+            a["with_usage"] += 1
+            for k in TOKEN_KINDS:
+                a[k] += u.get(k) or 0
+        if number(r.get("cost")) is not None:
+            a["cost"] += r["cost"]
+            a["priced"] += 1
+        elif u is not None:
+            a["unpriced"] += 1
+    return agg
