@@ -20,8 +20,10 @@ Measured, each against a baseline in the same run (runs paired, alternating whic
      from navigation to the first message visible: the first open on a fresh server and
      warm (target < 2 s), against the same for three copies of the session, whose first page
      holds the same messages (needs Chromium at /usr/bin/chromium, else skipped)
-  3. the `traceview cook SESSION -o out.json` process / claude-code-log's conversion of the
-     same file to HTML (target: ours >= 5x faster), with both processes' peak RSS.
+  3. the `traceview cook SESSION -o out.json` process, and the `traceview export SESSION --to
+     html -o DIR` process (a page per run: the session and each sub-agent), each against
+     claude-code-log's conversion of the same file to HTML (target: ours >= 5x faster), with
+     the processes' peak RSS.
      claude-code-log is installed into a throwaway venv ($BENCH_CCL_VENV, default
      /tmp/tv_bench_ccl) when missing; if that fails the comparison is skipped with the reason
 """
@@ -33,6 +35,7 @@ import os
 import platform
 import random
 import re
+import shutil
 import string
 import subprocess
 import sys
@@ -221,6 +224,11 @@ def run_on_session(name: str, args, run) -> int:
         return run(Path(tmp), args)
 
 
+def _size(path: Path) -> int:
+    """Bytes of a file, or of every file in a folder."""
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else path.stat().st_size
+
+
 def main(argv: list[str] | None = None) -> int:
     return run_on_session("bench_session", session_args(__doc__).parse_args(argv), run)
 
@@ -275,35 +283,47 @@ def run(workdir: Path, args) -> int:
                      fmt_s(b["cached_s"]), fmt_s(b["cached_small_s"]), fmt_ratio(b["cached_s"] / b["cached_small_s"]),
                      "", f"< {limit:.0f} s", verdict(b["cached_s"] < limit)))
 
-    # 3: the traceview cook process against claude-code-log's HTML conversion
+    # 3: the traceview cook and export processes against claude-code-log's HTML conversion
     print("  claude-code-log ...", flush=True)
     exe, version = find_ccl()
+    ours_commands = {
+        "cook": ("`traceview cook`", ["cook", str(path), "-o", str(workdir / "traceview-out.json")],
+                 workdir / "traceview-out.json"),
+        "export_html": ("`traceview export --to html`",
+                        ["export", str(path), "--to", "html", "-o", str(workdir / "traceview-html")],
+                        workdir / "traceview-html"),
+    }
     if exe is None:
         print(f"  claude-code-log comparison skipped: {version}", flush=True)
         out["claude_code_log"] = {"skipped": version}
-        rows.append(("3 `traceview cook` / claude-code-log to HTML", name, "skipped", "", "", "", "", ""))
+        rows.append(("3 traceview / claude-code-log to HTML", name, "skipped", "", "", "", "", ""))
     else:
-        tv_out, ccl_out = workdir / "traceview-out.json", workdir / "claude-code-log-out.html"
-        ours, base = paired(reps, lambda: run_child([*traceview_argv(), "cook", str(path), "-o", str(tv_out)], cwd=REPO),
-                            lambda: run_child([exe, str(path), "-o", str(ccl_out), "--no-cache"], cwd=workdir))
-        r = out["claude_code_log"] = {"version": version, **compare(ours, base)}
-        r["speedup"], r["cpu_speedup"] = round(r["base_s"] / r["ours_s"], 2), round(r["base_cpu_s"] / r["ours_cpu_s"], 2)
-        r["ours_max_rss_mb"] = round(max(x["rss"] for x in ours), 1)
-        r["base_max_rss_mb"] = round(max(x["rss"] for x in base), 1)
-        r["output_mb"] = {"traceview": round(mb(tv_out), 2), "claude_code_log": round(mb(ccl_out), 2)}
-        limit = TARGETS["ccl_speedup"]
-        rows.append(("3 `traceview cook` / claude-code-log to HTML", name, fmt_s(r["ours_s"]), fmt_s(r["base_s"]),
-                     fmt_ratio(r["ratio"]), fmt_ratio(r["cpu_ratio"]), f">= {limit:.0f}x faster",
-                     f"{r['speedup']:.1f}x faster (CPU {r['cpu_speedup']:.1f}x): {verdict(r['speedup'] >= limit)}"))
-        rows.append(("3 peak RSS of those processes (max of runs)", name, f"{r['ours_max_rss_mb']:.0f} MB",
-                     f"{r['base_max_rss_mb']:.0f} MB", fmt_ratio(r["ours_max_rss_mb"] / r["base_max_rss_mb"]),
-                     "", "", ""))
+        ccl_out = workdir / "claude-code-log-out.html"
+        out["claude_code_log"] = {"version": version}
+        for key, (label, argv, written) in ours_commands.items():
+            if written.is_dir():
+                shutil.rmtree(written)  # each export writes its pages anew
+            ours, base = paired(reps, lambda: run_child([*traceview_argv(), *argv], cwd=REPO),
+                                lambda: run_child([exe, str(path), "-o", str(ccl_out), "--no-cache"], cwd=workdir))
+            r = out["claude_code_log"][key] = compare(ours, base)
+            r["speedup"], r["cpu_speedup"] = round(r["base_s"] / r["ours_s"], 2), round(r["base_cpu_s"] / r["ours_cpu_s"], 2)
+            r["ours_max_rss_mb"] = round(max(x["rss"] for x in ours), 1)
+            r["base_max_rss_mb"] = round(max(x["rss"] for x in base), 1)
+            r["output_mb"] = {"traceview": round(_size(written) / 1e6, 2), "claude_code_log": round(mb(ccl_out), 2)}
+            limit = TARGETS["ccl_speedup"]
+            rows.append((f"3 {label} / claude-code-log to HTML", name, fmt_s(r["ours_s"]), fmt_s(r["base_s"]),
+                         fmt_ratio(r["ratio"]), fmt_ratio(r["cpu_ratio"]), f">= {limit:.0f}x faster",
+                         f"{r['speedup']:.1f}x faster (CPU {r['cpu_speedup']:.1f}x): {verdict(r['speedup'] >= limit)}"))
+            rows.append(("3 peak RSS of those processes (max of runs)", name, f"{r['ours_max_rss_mb']:.0f} MB",
+                         f"{r['base_max_rss_mb']:.0f} MB", fmt_ratio(r["ours_max_rss_mb"] / r["base_max_rss_mb"]),
+                         "", "", ""))
 
     met = {"in_process_ratio": out["in_process"]["ratio"] <= TARGETS["in_process_ratio"]}
     if "warm_s" in out["first_screen"]:
         met["first_screen_s"] = out["first_screen"]["warm_s"] < TARGETS["first_screen_s"]
-    if "speedup" in out["claude_code_log"]:
-        met["ccl_speedup"] = out["claude_code_log"]["speedup"] >= TARGETS["ccl_speedup"]
+    for key in ("cook", "export_html"):
+        if key in out["claude_code_log"]:
+            met[f"ccl_speedup_{key}"] = out["claude_code_log"][key]["speedup"] >= TARGETS["ccl_speedup"]
     out["targets"], out["targets_met"] = TARGETS, met
     print_report(rows, out)
     return 0

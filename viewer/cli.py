@@ -405,9 +405,11 @@ def _cmd_export(args) -> int:
         say(f"traceview export: {_counted(len(written.without_document), 'run')} not found in the cooked "
             f"document held for them, so their {left_out} left out: {', '.join(written.without_document)}")
     if args.to == "parquet":
+        from viewer.library import tables
+
         say(f"{_counted(written.runs, 'run')}, {_counted(written.requests, 'request')}, "
             f"{_counted(written.messages, 'message')} written to "
-            f"{', '.join(f'{name}.parquet' for name in export.TABLES)} in {args.output}")
+            f"{', '.join(f'{name}.parquet' for name in tables.TABLES)} in {args.output}")
     elif len(written.files) > 1:
         say(f"{_counted(len(written.files) - 1, 'page')} and index.html written to {args.output}")
     else:

@@ -55,6 +55,11 @@ class Family:
         return out
 
 
+def trace_in(doc: dict, trace_id: str) -> dict:
+    """A run's trace in a cooked document ({} when the document does not hold it)."""
+    return next((t for t in doc.get("traces") or () if t.get("id") == trace_id), {})
+
+
 def call_patches(trace: dict) -> dict:
     """call id -> the diff the agent reported for it (patch artifacts naming their call)."""
     return {a["tool_use_id"]: a["content"] for a in patches(trace) if isinstance(a.get("tool_use_id"), str)}

@@ -14,7 +14,7 @@ from typing import Callable
 
 import streamlit as st
 
-from viewer.library import export
+from viewer.library import export, tables
 from viewer.library.library import COUNT_CAP, Library, RunsQuery, Scope
 from viewer.pages import state
 
@@ -69,10 +69,10 @@ def matching_rows(lib: Library, query: RunsQuery, scope: Scope) -> list[dict]:
 
 def runs_files(lib: Library, query: RunsQuery, scope: Scope) -> list[File]:
     """The runs table of every run the filters keep (CSV), and its tables (Parquet, zipped)."""
-    return [File("CSV", "runs.csv", "text/csv", lambda: export.csv_bytes(matching_rows(lib, query, scope)),
+    return [File("CSV", "runs.csv", "text/csv", lambda: tables.csv_bytes(matching_rows(lib, query, scope)),
                  "the runs table of every run the filters keep, scores included"),
             File("Parquet", "runs-parquet.zip", "application/zip",
-                 lambda: export.parquet_zip_bytes(export.library_runs(
+                 lambda: tables.parquet_zip_bytes(export.library_runs(
                      lib, [r["id"] for r in matching_rows(lib, query, scope)], scope)),
                  "runs.parquet, requests.parquet and messages.parquet of every run the filters keep")]
 

@@ -10,7 +10,6 @@ images only. Every piece of trace text becomes HTML through `viewer.render.html`
 from __future__ import annotations
 
 from viewer.analysis import compare as cd
-from viewer.analysis import metrics
 from viewer.analysis.transcript import Family, call_patches, cost_text, heading, patches, run_facts
 from viewer.render import fmt
 from viewer.render import html as render
@@ -103,8 +102,10 @@ def _card(family: Family, child: dict, seen: set) -> dict:
 
 def _scorecard(trace: dict) -> str:
     """The scorecard's tables: scores, rubric, gates, turns, tools, then named values."""
-    if not metrics.has_scorecard(trace):
+    if not trace.get("scorecard"):
         return ""
+    from viewer.analysis import metrics  # its frames need pandas: imported by the runs with a scorecard
+
     sc = metrics.scorecard(trace)
     tables = [_frame_table(sc[name]) for name in ("scores", "rubric", "gates", "turns", "alternatives", "tools_used")
               if not sc[name].empty]

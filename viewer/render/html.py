@@ -250,9 +250,24 @@ def _lexer(name: str):
 
 
 def _hl(text: str, lang: str, kind: str) -> str:
-    """Highlighted <pre>. Pygments escapes the text itself."""
+    """Highlighted <pre>. Pygments escapes the text itself. Short texts (most tool arguments)
+    are highlighted once: a run is drawn again on every rerun of its page, and an export draws
+    a sub-agent run on its own page and under the call that started it."""
+    if len(text) <= HL_KEPT_CHARS:
+        return _hl_kept(text, lang, kind)
+    return _highlighted(text, lang, kind)
+
+
+HL_KEPT_CHARS = 4096  # a text this long at most is kept highlighted (at most HL_KEPT of them)
+HL_KEPT = 2048
+
+
+def _highlighted(text: str, lang: str, kind: str) -> str:
     body = _pyg_highlight(text, _lexer(lang), _FORMATTER)
     return f'<pre class="tv-hl tv-hl-{kind}">{_pre_nl(body)}{body}</pre>'
+
+
+_hl_kept = functools.lru_cache(maxsize=HL_KEPT)(_highlighted)
 
 
 def _pre_nl(body: str) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from viewer.library import export
+from viewer.library import export, tables
 from viewer.library.library import Library, Scope
 
 SAMPLES = Path(__file__).resolve().parents[3] / "sample_data"
@@ -29,8 +29,8 @@ def _corpus(tmp_path: Path) -> Path:
 
 
 def _written(runs, folder: Path) -> dict[str, list[dict]]:
-    export.write_parquet(runs, folder)
-    return {name: pq.read_table(folder / f"{name}.parquet").to_pylist() for name in export.TABLES}
+    tables.write_parquet(runs, folder)
+    return {name: pq.read_table(folder / f"{name}.parquet").to_pylist() for name in tables.TABLES}
 
 
 def _records(path: Path) -> list[dict]:
@@ -91,7 +91,7 @@ def test_request_tokens_are_the_logs_own(tmp_path, log, usage_of):
 
 def test_scores_are_one_column_per_scorer(tmp_path):
     root = _corpus(tmp_path)
-    export.write_parquet(export.cooked_runs([root / "trials"])[0], tmp_path / "out")
+    tables.write_parquet(export.cooked_runs([root / "trials"])[0], tmp_path / "out")
     table = pq.read_table(tmp_path / "out" / "runs.parquet")
     summary = json.loads((root / "trials" / f"{TRIALS}.summary.json").read_text())
     trials = json.loads((root / "trials" / f"{TRIALS}.trials.json").read_text())
@@ -127,7 +127,7 @@ def test_a_library_exports_what_its_files_export(tmp_path):
     lib.index([str(root)])
     from_library = _written(export.library_runs(lib), tmp_path / "lib")
     from_files = _written(export.cooked_runs([root])[0], tmp_path / "files")
-    for name in export.TABLES:
+    for name in tables.TABLES:
         def key(r):
             return tuple(str(r.get(k)) for k in ("trace_id", "request_id", "position"))
         assert sorted(from_library[name], key=key) == sorted(from_files[name], key=key), name
@@ -144,14 +144,14 @@ def test_a_failed_export_leaves_no_table_behind(tmp_path):
         yield from runs
         raise OSError("disk full")
     with pytest.raises(OSError):
-        export.write_parquet(broken(), tmp_path / "out")
+        tables.write_parquet(broken(), tmp_path / "out")
     assert list((tmp_path / "out").iterdir()) == []
 
 
 def test_a_run_its_document_does_not_hold_keeps_its_row_and_is_named(tmp_path):
     (run, doc), = export.cooked_runs([SAMPLES / "api_logs" / "openai_chat.jsonl"])[0]
     stranger = dict(run, id="0123456789abcdef")
-    written = export.write_parquet([(run, doc), (stranger, doc)], tmp_path / "out")
+    written = export.write([(run, doc), (stranger, doc)], "parquet", tmp_path / "out")
     assert written.without_document == ["0123456789abcdef"]
     runs = pq.read_table(tmp_path / "out" / "runs.parquet").column("trace_id").to_pylist()
     assert runs == [run["id"], "0123456789abcdef"]
@@ -161,8 +161,8 @@ def test_a_run_its_document_does_not_hold_keeps_its_row_and_is_named(tmp_path):
 
 def test_tables_in_memory_are_the_files(tmp_path):
     runs, _ = export.cooked_runs([SAMPLES / "api_logs"])
-    export.write_parquet(runs, tmp_path / "out")
-    for name, table in export.tables(runs).items():
+    tables.write_parquet(runs, tmp_path / "out")
+    for name, table in tables.tables(runs).items():
         assert table.equals(pq.read_table(tmp_path / "out" / f"{name}.parquet")), name
 
 
@@ -182,7 +182,7 @@ def test_csv_is_the_runs_table_with_its_scores(tmp_path):
     summary = json.loads((root / "trials" / f"{TRIALS}.summary.json").read_text())
     for row in rows:
         assert float(row["score: correct"]) == (1.0 if row["task"] in summary["details"]["correct"] else 0.0)
-    assert export.csv_bytes(run for run, _ in runs) == (tmp_path / "runs.csv").read_bytes()
+    assert tables.csv_bytes(run for run, _ in runs) == (tmp_path / "runs.csv").read_bytes()
 
 
 def test_csv_text_a_spreadsheet_would_run_is_written_inert(tmp_path):
@@ -196,7 +196,7 @@ def test_csv_text_a_spreadsheet_would_run_is_written_inert(tmp_path):
     (run, _), = export.cooked_runs([log])[0]
     import csv
 
-    (row,) = csv.DictReader(io.StringIO(export.csv_bytes([dict(run, title=asked, task="@SUM(A1)")]).decode()))
+    (row,) = csv.DictReader(io.StringIO(tables.csv_bytes([dict(run, title=asked, task="@SUM(A1)")]).decode()))
     assert row["title"] == "'" + asked and row["task"] == "'@SUM(A1)"
     assert row["tokens"] == "7" and row["format"] == "request-log"
 
@@ -259,9 +259,9 @@ def test_markdown_holds_each_run_and_the_parquet_zip_the_three_tables(tmp_path):
                        .read_text().splitlines()[0])["message"]["content"]
     md = export.md_bytes(export.cooked_runs([session])[0]).decode()
     assert md.count(prose_line(agent)) == 1 and md.count("\n---\n") == 0
-    with zipfile.ZipFile(io.BytesIO(export.parquet_zip_bytes(runs))) as z:
-        assert sorted(z.namelist()) == sorted(f"{name}.parquet" for name in export.TABLES)
-        for name, table in export.tables(runs).items():
+    with zipfile.ZipFile(io.BytesIO(tables.parquet_zip_bytes(runs))) as z:
+        assert sorted(z.namelist()) == sorted(f"{name}.parquet" for name in tables.TABLES)
+        for name, table in tables.tables(runs).items():
             assert pq.read_table(io.BytesIO(z.read(f"{name}.parquet"))).equals(table), name
 
 
@@ -279,4 +279,21 @@ def test_an_output_that_is_a_link_or_not_a_file_is_written_through(tmp_path):
     reader.start()
     export.write(runs, "csv", fifo)
     reader.join(10)
-    assert fifo.exists() and not fifo.is_file() and got == [export.csv_bytes(run for run, _ in runs)]
+    assert fifo.exists() and not fifo.is_file() and got == [tables.csv_bytes(run for run, _ in runs)]
+
+
+def test_pages_transcripts_and_indexing_import_neither_pandas_nor_pyarrow(tmp_path):
+    """Only the tables (Parquet, CSV) and a scorecard's frames need pandas or pyarrow; a
+    `traceview export --to html|md|json` and the indexer's cook load neither (0.6 s of a
+    process's start)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from viewer.library import export, ingest; "
+            "runs = export.cooked_runs([sys.argv[1]])[0]; "
+            "[export.write(runs, to, sys.argv[2] + '/out.' + to) for to in ('html', 'md', 'json')]; "
+            "print(len(runs), sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, str(SAMPLES / "api_logs"), str(tmp_path)], check=True,
+                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[3]).stdout.split(maxsplit=1)
+    assert int(out[0]) > 1 and out[1].strip() == "[]"
+    assert (tmp_path / "out.html").is_dir() and (tmp_path / "out.md").stat().st_size > 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from viewer.library import export
+from viewer.library import export, tables
 from viewer.library.library import Library, RunsQuery, Scope
 from viewer.pages import downloads
 
@@ -24,8 +24,9 @@ LOGS = ROOT / "sample_data" / "api_logs"
 def _no_export(monkeypatch) -> list[str]:
     """Every export builder, recording a call instead of making a file."""
     calls: list[str] = []
-    for name in ("html_bytes", "json_bytes", "md_bytes", "csv_bytes", "parquet_zip_bytes", "compare_html_bytes"):
-        monkeypatch.setattr(export, name, lambda *a, _n=name, **k: calls.append(_n) or b"")
+    for module, name in ((export, "html_bytes"), (export, "json_bytes"), (export, "md_bytes"),
+                         (tables, "csv_bytes"), (tables, "parquet_zip_bytes"), (export, "compare_html_bytes")):
+        monkeypatch.setattr(module, name, lambda *a, _n=name, **k: calls.append(_n) or b"")
     return calls
 
 
