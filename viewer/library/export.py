@@ -92,10 +92,11 @@ def cooked_runs(paths) -> tuple[list[tuple[dict, dict]], list[Problem]]:
     return runs, problems
 
 
-# -- rows ----------------------------------------------------------------------------------------
+# -- every format -------------------------------------------------------------------------------
 
 @dataclass
 class Written:
+    """What an export wrote."""
     runs: int = 0
     requests: int = 0
     messages: int = 0
@@ -104,8 +105,6 @@ class Written:
     without_document: list[str] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)  # what was written
 
-
-# -- every format -------------------------------------------------------------------------------
 
 class ExportError(ValueError):
     """An export that cannot be made as asked (the message says why, in plain words)."""
