@@ -342,15 +342,20 @@ class DocumentBuilder:
                    for r in self.requests]
         own = Counter(oid for r, oid in zip(self.requests, own_ids) if not r["_synthetic"] and oid)
         used = {r["_own_id"] for r in self.requests if r["_synthetic"]}
+        # The first "~k" each base has not used yet is after the last one it took: thousands of
+        # records of one id (retries, a log that numbers nothing) are not counted up again each.
+        next_k: dict[str, int] = {}
         for n, (r, oid) in enumerate(zip(self.requests, own_ids)):
             if r["_synthetic"]:
                 r["id"] = r["_own_id"]
                 continue
-            key = oid if oid and own[oid] == 1 and oid not in used else f"{r['trace']}:{oid or n}"
-            base, k = key, 1
+            base = oid if oid and own[oid] == 1 and oid not in used else f"{r['trace']}:{oid or n}"
+            k = next_k.get(base, 1)
+            key = base if k == 1 else f"{base}~{k}"
             while key in used:
                 k += 1
                 key = f"{base}~{k}"
+            next_k[base] = k
             used.add(key)
             r["id"] = key
         requests = []
