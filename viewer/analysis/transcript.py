@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import orjson
 
@@ -58,6 +59,17 @@ class Family:
 def trace_in(doc: dict, trace_id: str) -> dict:
     """A run's trace in a cooked document ({} when the document does not hold it)."""
     return next((t for t in doc.get("traces") or () if t.get("id") == trace_id), {})
+
+
+def with_families(runs) -> Iterator[tuple[dict, dict, Family]]:
+    """(run, document, the document read) of (run, document) pairs: a family's runs come one
+    after another with one document, which is read once for all of them (not once per run: a
+    session with hundreds of sub-agent runs would read its whole document hundreds of times)."""
+    doc = family = None
+    for run, d in runs:
+        if d is not doc:
+            doc, family = d, Family(d)
+        yield run, d, family
 
 
 def call_patches(trace: dict) -> dict:

@@ -130,7 +130,7 @@ def write(runs: Iterable[tuple[dict, dict]], to: str, output) -> Written:
         if output.exists() and not output.is_dir():
             raise ExportError(f"{output} is a file: the pages of several runs go into a folder (name one)")
         listed = []
-        for run, doc, family in _with_families(_counted(runs, written)):
+        for run, doc, family in transcript.with_families(_counted(runs, written)):
             name = f"{run['id']}.html"
             _replace(output / name, html_bytes(run, doc, family))
             written.files.append(output / name)
@@ -233,7 +233,7 @@ def md_bytes(runs: Iterable[tuple[dict, dict]]) -> bytes:
     run whose parent is among them is in the parent's transcript already."""
     runs = list(runs)
     ids = {run["id"] for run, _ in runs}
-    parts = [transcript.markdown(family, trace_in(doc, run["id"])) for run, doc, family in _with_families(runs)
+    parts = [transcript.markdown(family, trace_in(doc, run["id"])) for run, doc, family in transcript.with_families(runs)
              if trace_in(doc, run["id"]) and run.get("parent") not in ids]
     return "\n---\n\n".join(parts).encode("utf-8")
 
@@ -241,17 +241,6 @@ def md_bytes(runs: Iterable[tuple[dict, dict]]) -> bytes:
 def html_bytes(run: dict, doc: dict, family: transcript.Family | None = None) -> bytes:
     """One run as a page that stands alone (`family`: its document read already)."""
     return export_pages.trace_page(family or transcript.Family(doc), trace_in(doc, run["id"])).encode("utf-8")
-
-
-def _with_families(runs: Iterable[tuple[dict, dict]]) -> Iterator[tuple[dict, dict, transcript.Family]]:
-    """(run, document, the document read): a family's runs come one after another with one
-    document, which is read once for all of them (not once per run: a session with hundreds
-    of sub-agent runs would read its whole document hundreds of times)."""
-    doc = family = None
-    for run, d in runs:
-        if d is not doc:
-            doc, family = d, transcript.Family(d)
-        yield run, d, family
 
 
 def compare_html_bytes(left: tuple[dict, dict], right: tuple[dict, dict]) -> bytes:

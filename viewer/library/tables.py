@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from viewer.analysis import conversation as conv
 from viewer.analysis.per_run import SCORE_PREFIX
-from viewer.analysis.transcript import trace_in
+from viewer.analysis.transcript import Family, trace_in, with_families
 from viewer.library.library import RUN_FIELDS
 
 TABLES = ("runs", "requests", "messages")
@@ -70,12 +70,11 @@ def run_record(row: dict) -> dict:
     return out
 
 
-def request_records(run: dict, doc: dict) -> Iterator[dict]:
+def request_records(run: dict, family: Family) -> Iterator[dict]:
     """The run's requests, in the order the trace lists them."""
-    trace = trace_in(doc, run["id"])
-    requests = {r["id"]: r for r in doc.get("requests") or ()}
+    trace = trace_in(family.doc, run["id"])
     for rid in trace.get("requests") or ():
-        r = requests.get(rid)
+        r = family.requests.get(rid)
         if r is None:
             continue
         usage = r.get("usage") or {}
@@ -86,12 +85,11 @@ def request_records(run: dict, doc: dict) -> Iterator[dict]:
                "cost": r.get("cost"), "stop_reason": r.get("stop_reason"), "error": r.get("error")}
 
 
-def message_records(run: dict, doc: dict) -> Iterator[dict]:
+def message_records(run: dict, family: Family) -> Iterator[dict]:
     """The run's messages as its Timeline orders them (everything, in time order)."""
-    trace = trace_in(doc, run["id"])
-    messages = {m["id"]: m for m in doc.get("messages") or ()}
-    requests = {r["id"]: r for r in doc.get("requests") or ()}
-    ids = conv.in_time_order(trace, requests, messages).message_ids
+    trace = trace_in(family.doc, run["id"])
+    messages = family.messages
+    ids = conv.in_time_order(trace, family.requests, messages).message_ids
     for position, mid in enumerate(ids, 1):
         m = messages.get(mid)
         if m is None:
@@ -122,11 +120,11 @@ def runs_table(rows: Iterable[dict]) -> pa.Table:
 
 def tables(runs: Iterable[tuple[dict, dict]]) -> dict[str, pa.Table]:
     """The three tables in memory (for a download of a few runs; `write_parquet` streams)."""
-    runs = list(runs)
-    return {"runs": runs_table(run for run, _ in runs),
-            "requests": pa.Table.from_pylist([r for run, doc in runs for r in request_records(run, doc)],
+    runs = list(with_families(runs))
+    return {"runs": runs_table(run for run, _, _ in runs),
+            "requests": pa.Table.from_pylist([r for run, _, fam in runs for r in request_records(run, fam)],
                                              schema=REQUEST_SCHEMA),
-            "messages": pa.Table.from_pylist([m for run, doc in runs for m in message_records(run, doc)],
+            "messages": pa.Table.from_pylist([m for run, _, fam in runs for m in message_records(run, fam)],
                                              schema=MESSAGE_SCHEMA)}
 
 
@@ -144,12 +142,12 @@ def write_parquet(runs: Iterable[tuple[dict, dict]], folder) -> tuple[int, int, 
     try:
         with _Stream(partial["requests"], REQUEST_SCHEMA) as requests, \
                 _Stream(partial["messages"], MESSAGE_SCHEMA) as messages:
-            for run, doc in runs:
+            for run, doc, family in with_families(runs):
                 rows.append(run)
                 if not trace_in(doc, run["id"]):
                     lost.append(run["id"])
-                requests.add(request_records(run, doc))
-                messages.add(message_records(run, doc))
+                requests.add(request_records(run, family))
+                messages.add(message_records(run, family))
         pq.write_table(runs_table(rows), partial["runs"])
         written = len(rows), requests.count, messages.count, lost
         for name, path in partial.items():
