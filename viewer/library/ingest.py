@@ -31,7 +31,7 @@ from parsers.pipeline import FileStat
 from viewer.analysis import conversation as conv
 from viewer.analysis import per_run
 from viewer.library import families
-from viewer.library.db import ITEM_SLOTS, TRACE_COLUMNS, Database, below, chunks, run_of, text_key
+from viewer.library.db import ITEM_SLOTS, TRACE_COLUMNS, Database, below, chunks, text_key
 from viewer.render import fmt
 
 
