@@ -225,13 +225,18 @@ def from_path(path: Path, root: Path | None = None) -> Source:
         return real if real.is_relative_to(_resolved(root)) else None
 
     def sib(rel: str) -> Source | None:
+        key = _join_inside(base, rel)
         try:
+            # A missing file (most companions a reader looks for) costs one stat, not a
+            # resolve; one that is there must also resolve inside what was opened.
+            if key is None or not (root / key).is_file():
+                return None
             real = inside(rel)
             if real is None or not real.is_file():
                 return None
         except OSError:
             return None
-        return from_path(root / _join_inside(base, rel), root)
+        return from_path(root / key, root)
 
     def ls(rel: str) -> list[str] | None:
         try:

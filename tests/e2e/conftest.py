@@ -28,6 +28,25 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test reports what its page showed: the address and the page's text
+    (a timeout alone does not say whether the page was still loading, showed an error, or
+    showed something else)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    for name, value in getattr(item, "funcargs", {}).items():
+        if type(value).__name__ != "Page":
+            continue
+        try:
+            text = value.evaluate("() => document.body ? document.body.innerText : ''")
+            report.sections.append((f"page `{name}` at the failure: {value.url}", text[-6000:]))
+        except Exception as e:  # noqa: BLE001 - the page may be gone; the failure stands as it is
+            report.sections.append((f"page `{name}` at the failure", f"not readable: {e}"))
+
+
 def browser_missing() -> str | None:
     """Why the browser tests cannot run here, or None."""
     if not Path(CHROMIUM).exists():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import os
 import zipfile
 
 import orjson
@@ -80,6 +81,21 @@ def test_sibling_cannot_leave_the_opened_folder(tmp_path):
     assert src.sibling("/etc/passwd") is None
     up = source.from_bytes("sub/a.json", b"[]", {"sub/a.json": b"[]", "b.json": b"[]"})
     assert up.sibling("../b.json") is not None and up.sibling("../../x") is None
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symbolic links on this system")
+def test_a_sibling_linked_to_a_file_outside_is_not_read(tmp_path):
+    (tmp_path / "outside.json").write_text('{"secret": 1}')
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.json").write_text("[]")
+    (root / "inside.json").write_text("{}")
+    (root / "results.json").symlink_to(tmp_path / "outside.json")
+    (root / "near.json").symlink_to(root / "inside.json")
+    (src,) = [s for s in source.expand([root], []) if s.name == "a.json"]
+    assert src.sibling("results.json") is None
+    assert src.sibling("near.json").read_bytes() == b"{}"  # a link that stays inside is read
+    assert src.sibling("missing.json") is None
 
 
 @pytest.mark.parametrize("name", ["../../etc/passwd.jsonl", "/abs/log.jsonl", "a/../../b.jsonl"])
