@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import hashlib
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from parsers.cook.pricing import identity as prices_identity
 from parsers.cook.redact import scrub, scrub_problem, scrub_text
 from parsers.cook.schema import cooked_errors
 from parsers.io.records import looks_binary
-from parsers.io.source import Source, expand, expand_uploads, files_of, from_path
+from parsers.io.source import HEAD_BYTES, Source, expand, expand_uploads, files_of, from_path
 from parsers.model import (Problem, RunSummary, Scorecard, UnsupportedFormatError, WorkflowFormatError,
                            internal_error)
 from parsers.registry import NOT_A_TRACE, CompanionFile, detect, formats, get, not_a_trace, unsupported
@@ -60,21 +60,40 @@ class InputSummary:
 
 def _digest(src: Source) -> tuple[str, str]:
     """(the input's SHA-256, its key), in one read: see `input_key`."""
+    with src.open() as f:
+        return _digest_of(iter(lambda: f.read(1 << 23), b""), looks_binary(src.head))
+
+
+def _small_digest(src: Source) -> Future | None:
+    """The digest of an input its first bytes hold whole, worked out here (a folder or zip of
+    many small files would pay more for handing each to the hashing thread, and for reading
+    it again there, than for hashing it); None for a larger one or one that cannot be read."""
+    try:
+        head = src.head
+    except OSError:
+        return None
+    if len(head) >= HEAD_BYTES:
+        return None
+    done: Future = Future()
+    done.set_result(_digest_of((head,), looks_binary(head)))
+    return done
+
+
+def _digest_of(chunks, binary: bool) -> tuple[str, str]:
     h = hashlib.sha256()
     first = bytearray()  # the bytes up to the first complete line that is not blank
-    complete = looks_binary(src.head)  # binary content has no lines: keyed by its digest
-    with src.open() as f:
-        for chunk in iter(lambda: f.read(1 << 23), b""):
-            h.update(chunk)
-            while not complete and chunk:
-                line, nl, chunk = chunk.partition(b"\n")
-                first += line
-                if nl:
-                    complete = bool(first.strip())
-                    if not complete:
-                        first.clear()
-                elif len(first) > FIRST_RECORD_LIMIT:
-                    first, complete = bytearray(), True
+    complete = binary  # binary content has no lines: keyed by its digest
+    for chunk in chunks:
+        h.update(chunk)
+        while not complete and chunk:
+            line, nl, chunk = chunk.partition(b"\n")
+            first += line
+            if nl:
+                complete = bool(first.strip())
+                if not complete:
+                    first.clear()
+            elif len(first) > FIRST_RECORD_LIMIT:
+                first, complete = bytearray(), True
     digest = h.hexdigest()
     return digest, input_key(bytes(first) if complete else b"", digest)
 
@@ -129,7 +148,7 @@ def _cook_sources(sources, fmt, problems, builder, read_with) -> tuple[dict, lis
     # (hashlib releases the GIL): trace ids need it only once the traces are cooked.
     with ThreadPoolExecutor(max_workers=1) as hasher:
         for src in sources:
-            future = hasher.submit(_digest, src)
+            future = _small_digest(src) or hasher.submit(_digest, src)
             summaries.append(_cook_one(builder, _reading_siblings(src, read_with), forced, fmt,
                                        lambda f=future, s=src: _result(f, s)[0],
                                        lambda f=future, s=src: _result(f, s)[1]))

@@ -155,11 +155,8 @@ def detect(source: Source) -> Format:
     for why in reasons.values():
         if isinstance(why, Companion):
             raise CompanionFile(source.name, str(why))
-    raise UnsupportedFormatError(source.name, dict(sorted(reasons.items(), key=lambda kv: _rank(ordered, kv[0]))))
-
-
-def _rank(ordered: list[Format], name: str) -> int:
-    return next((i for i, f in enumerate(ordered) if f.name == name), len(ordered))
+    # the reasons in the registry's order (they were asked for name matches first)
+    raise UnsupportedFormatError(source.name, {f.name: reasons[f.name] for f in ordered if f.name in reasons})
 
 
 # -- what an input no format reads looks like ----------------------------------------------------

@@ -98,8 +98,8 @@ class Source:
         """Entries of a folder next to this file (for logs that name related files by id)."""
         return self._listdir(rel_dir)
 
-    @property
-    def basename(self) -> str:
+    @functools.cached_property
+    def basename(self) -> str:  # asked by every format's name patterns
         return posixpath.basename(self.name)
 
 

@@ -3,6 +3,8 @@ it in the `traceview.formats` entry-point group; the registry loads it from ther
 from __future__ import annotations
 
 import fnmatch
+import functools
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -46,8 +48,15 @@ class Format:
     open_run: Callable | None = None
 
     def matches_name(self, basename: str) -> bool:
-        low = basename.lower()
-        return any(fnmatch.fnmatchcase(low, p) for p in self.patterns)
+        rx = _name_rx(tuple(self.patterns))
+        return rx is not None and rx.match(basename.lower()) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _name_rx(patterns: tuple[str, ...]) -> re.Pattern | None:
+    """A format's file-name globs as one regex (every input's name is matched against every
+    format's: a folder of 10,000 files asks 250,000 times)."""
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns)) if patterns else None
 
 
 @dataclass(slots=True)

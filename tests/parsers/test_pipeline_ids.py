@@ -97,6 +97,28 @@ def test_a_file_without_a_session_is_named_by_its_first_complete_record(tmp_path
     assert ids_of([log])["proxy.jsonl"] == [expected]
 
 
+def test_small_and_large_inputs_get_their_digest_and_key_alike(tmp_path):
+    """A file its first 64 KB hold whole is hashed as it is read; a larger one on the hashing
+    thread: the input's digest is the SHA-256 of its bytes and its runs' key its first record
+    either way."""
+    first_line = lines(REQUEST_LOG)[0].strip()
+    expected = keyed_id("request-log", sha(b"first record\n" + first_line), 0)
+    log = tmp_path / "proxy.jsonl"
+    grow(REQUEST_LOG, log, 1)
+    body = lines(REQUEST_LOG)
+    sizes = []
+    for _ in range(2):
+        doc, _ = cook_paths([str(log)])
+        (entry,) = doc["inputs"]
+        assert entry["digest"] == sha(log.read_bytes())
+        assert entry["traces"][0] == expected
+        sizes.append(log.stat().st_size)
+        with log.open("ab") as f:  # past 64 KB
+            while f.tell() < 200_000:
+                f.writelines(body)
+    assert sizes[0] < 64 * 1024 < sizes[1]
+
+
 def test_a_one_document_file_is_its_own_first_record(tmp_path):
     """A JSON document over many lines has no complete record before its end: its id follows
     its content, so a rewrite with other content is another run."""

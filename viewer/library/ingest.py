@@ -127,8 +127,10 @@ def cook_batch(files: list[FileStat], origin: str = "path", texts: bool = True) 
         mine = [traces[t] for t in entry["traces"] if t in traces]
         ids = {t["id"] for t in mine}
         my_groups = [g for g in groups if ids.intersection(s for s in g.get("sides") or () if isinstance(s, str))]
-        item = per_file.setdefault(f.path, {"file": f, "entry": _file_entry(f, entry), "rows": [], "blobs": [],
-                                            "groups": [], "texts": {}, "ids": set()})
+        item = per_file.get(f.path)
+        if item is None:  # a zip's first member: the zip's row is made (and its bytes hashed) once
+            item = per_file[f.path] = {"file": f, "entry": _file_entry(f, entry), "rows": [], "blobs": [],
+                                       "groups": [], "texts": {}, "ids": set()}
         # The input's problems with those found inside its runs (a zip: its members' together).
         item["entry"]["problems"] = [*(item["entry"]["problems"] if entry["name"] != f.name else ()),
                                      *pipeline.input_problems(entry, mine)]

@@ -404,6 +404,23 @@ def test_a_zip_holding_the_same_file_twice_holds_its_runs_once(library, tmp_path
     assert len(library.search("zqdouble", EVERYTHING)) == 1
 
 
+def test_a_zip_of_many_members_is_hashed_once(library, tmp_path, monkeypatch):
+    import zipfile
+
+    (tmp_path / "d").mkdir()
+    with zipfile.ZipFile(tmp_path / "d" / "runs.zip", "w") as z:
+        for k in range(40):
+            z.write(chat_log(tmp_path / f"log{k}.jsonl", f"member {k} zqmany"), f"runs/log{k}.jsonl")
+            z.writestr(f"notes/{k}.txt", f"not a trace {k}")
+    hashed = []
+    digest = ingest._digest
+    monkeypatch.setattr(ingest, "_digest", lambda path: hashed.append(path) or digest(path))
+    p = library.index([tmp_path / "d"], jobs=1)  # in this process, so every hash is seen
+    assert p.cooked == 1 and len(library.runs_in(EVERYTHING)) == 40
+    assert [Path(h).name for h in hashed] == ["runs.zip"]  # not once per member
+    assert library.db.query("SELECT digest FROM inputs") == [(hashlib.sha256((tmp_path / "d" / "runs.zip").read_bytes()).hexdigest(),)]
+
+
 # -- runs of one id in files of other content ------------------------------------------------------
 
 def texts_of(library, tid: str, scope: Scope) -> list[str]:
