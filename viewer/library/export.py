@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 import orjson
-import zstandard
 
 from parsers import pipeline
 from parsers.model import Problem
@@ -80,11 +79,11 @@ def cooked_runs(paths) -> tuple[list[tuple[dict, dict]], list[Problem]]:
     family document) of every run, and the problems met."""
     problems: list[Problem] = []
     files = pipeline.list_files(paths, problems)
-    unz = zstandard.ZstdDecompressor()
     runs = []
-    for item in ingest.cook_batch(files, texts=False)["inputs"]:  # no search texts: nothing searches them
+    # No search texts (nothing searches them) and the documents as they are (nothing stores them).
+    for item in ingest.cook_batch(files, texts=False, stored=False)["inputs"]:
         problems.extend(Problem(**p) for p in item["entry"].get("problems") or ())
-        docs = {family: families.unpack(unz.decompress(data)) for family, data in item["blobs"]}
+        docs = item["docs"]
         for cooked in item["rows"]:
             row = dict(zip(_COOKED_ROW, cooked), path=item["file"].path, name=item["entry"]["name"])
             row["scores"] = orjson.loads(row["scores"]) if row["scores"] else {}

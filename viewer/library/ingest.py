@@ -104,11 +104,12 @@ def _zstd() -> zstandard.ZstdCompressor:
     return zstandard.ZstdCompressor(level=ZSTD_LEVEL)
 
 
-def cook_batch(files: list[FileStat], origin: str = "path", texts: bool = True) -> dict:
+def cook_batch(files: list[FileStat], origin: str = "path", texts: bool = True, stored: bool = True) -> dict:
     """Cook `files` and shape what the library writes: per input its entry, run rows, family
-    documents (compressed), evaluation-log groups and item texts (for search; left out when
-    not `texts`); plus the files each input's reader opened beside it (`read_with`: name ->
-    reader name)."""
+    documents (`blobs`: packed and compressed, as the library stores them; or, when not
+    `stored`, `docs`: family -> the document itself, for an export), evaluation-log groups
+    and item texts (for search; left out when not `texts`); plus the files each input's
+    reader opened beside it (`read_with`: name -> reader name)."""
     read_with: dict[str, str] = {}
     doc, _ = pipeline.cook_files(files, read_with)
     by_name = {f.name: f for f in files}
@@ -130,7 +131,7 @@ def cook_batch(files: list[FileStat], origin: str = "path", texts: bool = True) 
         item = per_file.get(f.path)
         if item is None:  # a zip's first member: the zip's row is made (and its bytes hashed) once
             item = per_file[f.path] = {"file": f, "entry": _file_entry(f, entry), "rows": [], "blobs": [],
-                                       "groups": [], "texts": {}, "ids": set()}
+                                       "docs": {}, "groups": [], "texts": {}, "ids": set()}
         # The input's problems with those found inside its runs (a zip: its members' together).
         item["entry"]["problems"] = [*(item["entry"]["problems"] if entry["name"] != f.name else ()),
                                      *pipeline.input_problems(entry, mine)]
@@ -142,8 +143,11 @@ def cook_batch(files: list[FileStat], origin: str = "path", texts: bool = True) 
         group_of = {s: g.get("id") for g in my_groups for s in g.get("sides") or () if isinstance(s, str)}
         for root, members in fams.items():
             family = content_key(root, entry.get("digest"))
-            item["blobs"].append((family, z.compress(families.pack(
-                family_doc(members, messages, requests, tools, entry, my_groups)))))
+            doc_of_family = family_doc(members, messages, requests, tools, entry, my_groups)
+            if stored:
+                item["blobs"].append((family, z.compress(families.pack(doc_of_family))))
+            else:
+                item["docs"][family] = doc_of_family
             for t in members:
                 if texts:
                     item["texts"][text_key(t["id"], family)] = [
