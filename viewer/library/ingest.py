@@ -132,9 +132,13 @@ def cook_batch(files: list[FileStat], origin: str = "path", texts: bool = True, 
         if item is None:  # a zip's first member: the zip's row is made (and its bytes hashed) once
             item = per_file[f.path] = {"file": f, "entry": _file_entry(f, entry), "rows": [], "blobs": [],
                                        "docs": {}, "groups": [], "texts": {}, "ids": set()}
-        # The input's problems with those found inside its runs (a zip: its members' together).
-        item["entry"]["problems"] = [*(item["entry"]["problems"] if entry["name"] != f.name else ()),
-                                     *pipeline.input_problems(entry, mine)]
+        # The input's problems with those found inside its runs (a zip: its members' together,
+        # added member by member, not copied again for each).
+        found = pipeline.input_problems(entry, mine)
+        if entry["name"] != f.name:
+            item["entry"]["problems"].extend(found)
+        else:
+            item["entry"]["problems"] = found
         item["entry"]["format"] = item["entry"]["format"] or entry.get("format")
         # Members of one zip with the same bytes cook to the same runs: the zip holds each once.
         mine = [t for t in mine if t["id"] not in item["ids"]]

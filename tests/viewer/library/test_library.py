@@ -412,12 +412,16 @@ def test_a_zip_of_many_members_is_hashed_once(library, tmp_path, monkeypatch):
         for k in range(40):
             z.write(chat_log(tmp_path / f"log{k}.jsonl", f"member {k} zqmany"), f"runs/log{k}.jsonl")
             z.writestr(f"notes/{k}.txt", f"not a trace {k}")
+        for k in range(3):  # members no format reads: each a problem of the zip
+            z.writestr(f"broken/{k}.jsonl", b"\x00\x01 not json")
     hashed = []
     digest = ingest._digest
     monkeypatch.setattr(ingest, "_digest", lambda path: hashed.append(path) or digest(path))
     p = library.index([tmp_path / "d"], jobs=1)  # in this process, so every hash is seen
     assert p.cooked == 1 and len(library.runs_in(EVERYTHING)) == 40
     assert [Path(h).name for h in hashed] == ["runs.zip"]  # not once per member
+    (row,) = library.inputs(EVERYTHING)
+    assert sorted(p["file"] for p in row["problems"]) == [f"runs.zip!broken/{k}.jsonl" for k in range(3)]
     assert library.db.query("SELECT digest FROM inputs") == [(hashlib.sha256((tmp_path / "d" / "runs.zip").read_bytes()).hexdigest(),)]
 
 
