@@ -216,9 +216,8 @@ def from_path(path: Path, root: Path | None = None) -> Source:
     name = path.relative_to(root).as_posix() if root != path.parent else path.name
     base = path.parent.relative_to(root).as_posix() if root != path.parent else ""
 
-    def inside(rel: str) -> Path | None:
-        """root/base/rel, resolved, when it stays inside what was opened."""
-        key = _join_inside(base, rel)
+    def inside(key: str | None) -> Path | None:
+        """root/key (key: base/rel joined), resolved, when it stays inside what was opened."""
         if key is None:
             return None
         real = (root / key).resolve()
@@ -231,7 +230,7 @@ def from_path(path: Path, root: Path | None = None) -> Source:
             # resolve; one that is there must also resolve inside what was opened.
             if key is None or not (root / key).is_file():
                 return None
-            real = inside(rel)
+            real = inside(key)
             if real is None or not real.is_file():
                 return None
         except OSError:
@@ -240,7 +239,7 @@ def from_path(path: Path, root: Path | None = None) -> Source:
 
     def ls(rel: str) -> list[str] | None:
         try:
-            real = inside(rel)
+            real = inside(_join_inside(base, rel))
             if real is None or not real.is_dir():
                 return None
             return list(_entries(real, real.stat().st_mtime_ns))

@@ -16,7 +16,7 @@ import pandas as pd
 
 from parsers.model import Scorecard
 from viewer.analysis.conversation import build_items, in_time_order
-from viewer.analysis.per_run import TOKEN_KINDS, model_usage, number, trace_requests
+from viewer.analysis.per_run import TOKEN_KINDS, has_scorecard, model_usage, number, trace_requests
 from viewer.analysis.requests import USAGE_KINDS
 from viewer.render.fmt import chart_labels, chart_text, duration, usage_known
 
@@ -441,10 +441,6 @@ AGENT_STATS_COLUMNS = ["agent_id", "agent_name", "task_type", "total_tasks", "su
 def card(trace: dict) -> Scorecard:
     """The typed scorecard of a cooked trace (empty when it has none)."""
     return Scorecard.from_dict(trace.get("scorecard"))
-
-
-def has_scorecard(trace: dict) -> bool:
-    return bool(trace.get("scorecard"))
 
 
 def is_scorecard(trace: dict) -> bool:

@@ -47,6 +47,10 @@ def headline(scores: dict[str, float]) -> float | None:
     return next(iter(scores.values()), None)
 
 
+def has_scorecard(trace: dict) -> bool:
+    return bool(trace.get("scorecard"))
+
+
 def trace_requests(trace: dict, requests) -> list[dict]:
     """The trace's requests in the cook's order (time order, file order for ties)."""
     return [requests[r] for r in trace.get("requests") or () if r in requests]

@@ -40,6 +40,10 @@ class Family:
         self.requests = {r["id"]: r for r in self.doc.get("requests") or ()}
         self.traces = {t["id"]: t for t in self.doc.get("traces") or ()}
 
+    def trace(self, trace_id: str) -> dict:
+        """A run's trace in the document ({} when the document does not hold it)."""
+        return self.traces.get(trace_id, {})
+
     def items(self, trace: dict) -> list[dict]:
         """The run's view items: everything it holds, in time order (the Timeline's first view)."""
         everything = conv.in_time_order(trace, self.requests, self.messages)
@@ -57,7 +61,8 @@ class Family:
 
 
 def trace_in(doc: dict, trace_id: str) -> dict:
-    """A run's trace in a cooked document ({} when the document does not hold it)."""
+    """A run's trace in a cooked document ({} when the document does not hold it; with the
+    document read as a Family, `Family.trace`)."""
     return next((t for t in doc.get("traces") or () if t.get("id") == trace_id), {})
 
 

@@ -133,7 +133,7 @@ def write(runs: Iterable[tuple[dict, dict]], to: str, output) -> Written:
             name = f"{run['id']}.html"
             _replace(output / name, html_bytes(run, doc, family))
             written.files.append(output / name)
-            listed.append((name, trace_in(doc, run["id"])))
+            listed.append((name, family.trace(run["id"])))
         _replace(output / "index.html", export_pages.index_page(listed).encode("utf-8"))
         written.files.append(output / "index.html")
         return written
@@ -232,18 +232,19 @@ def md_bytes(runs: Iterable[tuple[dict, dict]]) -> bytes:
     run whose parent is among them is in the parent's transcript already."""
     runs = list(runs)
     ids = {run["id"] for run, _ in runs}
-    parts = [transcript.markdown(family, trace_in(doc, run["id"])) for run, doc, family in transcript.with_families(runs)
-             if trace_in(doc, run["id"]) and run.get("parent") not in ids]
+    parts = [transcript.markdown(family, family.trace(run["id"])) for run, _, family in transcript.with_families(runs)
+             if family.trace(run["id"]) and run.get("parent") not in ids]
     return "\n---\n\n".join(parts).encode("utf-8")
 
 
 def html_bytes(run: dict, doc: dict, family: transcript.Family | None = None) -> bytes:
     """One run as a page that stands alone (`family`: its document read already)."""
-    return export_pages.trace_page(family or transcript.Family(doc), trace_in(doc, run["id"])).encode("utf-8")
+    family = family or transcript.Family(doc)
+    return export_pages.trace_page(family, family.trace(run["id"])).encode("utf-8")
 
 
 def compare_html_bytes(left: tuple[dict, dict], right: tuple[dict, dict]) -> bytes:
     """Two runs side by side, aligned as the Compare page aligns them."""
     (lrun, ldoc), (rrun, rdoc) = left, right
-    return export_pages.compare_page((transcript.Family(ldoc), trace_in(ldoc, lrun["id"])),
-                                     (transcript.Family(rdoc), trace_in(rdoc, rrun["id"]))).encode("utf-8")
+    lfam, rfam = transcript.Family(ldoc), transcript.Family(rdoc)
+    return export_pages.compare_page((lfam, lfam.trace(lrun["id"])), (rfam, rfam.trace(rrun["id"]))).encode("utf-8")

@@ -29,8 +29,8 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from viewer.analysis import conversation as conv
-from viewer.analysis.per_run import SCORE_PREFIX
-from viewer.analysis.transcript import Family, trace_in, with_families
+from viewer.analysis.per_run import SCORE_PREFIX, number
+from viewer.analysis.transcript import Family, with_families
 from viewer.library.library import RUN_FIELDS
 
 TABLES = ("runs", "requests", "messages")
@@ -72,7 +72,7 @@ def run_record(row: dict) -> dict:
 
 def request_records(run: dict, family: Family) -> Iterator[dict]:
     """The run's requests, in the order the trace lists them."""
-    trace = trace_in(family.doc, run["id"])
+    trace = family.trace(run["id"])
     for rid in trace.get("requests") or ():
         r = family.requests.get(rid)
         if r is None:
@@ -87,7 +87,7 @@ def request_records(run: dict, family: Family) -> Iterator[dict]:
 
 def message_records(run: dict, family: Family) -> Iterator[dict]:
     """The run's messages as its Timeline orders them (everything, in time order)."""
-    trace = trace_in(family.doc, run["id"])
+    trace = family.trace(run["id"])
     messages = family.messages
     ids = conv.in_time_order(trace, family.requests, messages).message_ids
     for position, mid in enumerate(ids, 1):
@@ -102,7 +102,8 @@ def message_records(run: dict, family: Family) -> Iterator[dict]:
 
 
 def _ms(value) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    value = number(value)
+    return int(value) if value is not None else None
 
 
 def _iso_time(value) -> dt.datetime | None:
@@ -142,9 +143,9 @@ def write_parquet(runs: Iterable[tuple[dict, dict]], folder) -> tuple[int, int, 
     try:
         with _Stream(partial["requests"], REQUEST_SCHEMA) as requests, \
                 _Stream(partial["messages"], MESSAGE_SCHEMA) as messages:
-            for run, doc, family in with_families(runs):
+            for run, _, family in with_families(runs):
                 rows.append(run)
-                if not trace_in(doc, run["id"]):
+                if not family.trace(run["id"]):
                     lost.append(run["id"])
                 requests.add(request_records(run, family))
                 messages.add(message_records(run, family))

@@ -10,6 +10,7 @@ images only. Every piece of trace text becomes HTML through `viewer.render.html`
 from __future__ import annotations
 
 from viewer.analysis import compare as cd
+from viewer.analysis.per_run import has_scorecard
 from viewer.analysis.transcript import Family, call_patches, cost_text, heading, patches, run_facts
 from viewer.render import fmt
 from viewer.render import html as render
@@ -102,7 +103,7 @@ def _card(family: Family, child: dict, seen: set) -> dict:
 
 def _scorecard(trace: dict) -> str:
     """The scorecard's tables: scores, rubric, gates, turns, tools, then named values."""
-    if not trace.get("scorecard"):
+    if not has_scorecard(trace):
         return ""
     from viewer.analysis import metrics  # its frames need pandas: imported by the runs with a scorecard
 
