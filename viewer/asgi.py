@@ -53,7 +53,9 @@ def _warm_up() -> None:
     """The one-time costs of a process's first page."""
     # Imported now rather than on the first visit.
     import numpy  # noqa: F401  (the page icon goes through Streamlit's image code: numpy, PIL)
-    import PIL.Image  # noqa: F401
+    import PIL.Image
+
+    PIL.Image.preinit()  # its image format plugins, which it imports when it first opens one
     from streamlit import env_util
 
     from viewer.pages import open as open_page, state, timeline  # noqa: F401

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -40,6 +41,17 @@ def test_warm_up_builds_the_stylesheet():
     render.page_css.cache_clear()
     asgi._warm_up()
     assert render.page_css.cache_info().currsize == 1
+
+
+def test_warm_up_loads_the_image_plugins_the_page_icon_needs():
+    # The first page's icon goes through PIL, which imports its format plugins when it first
+    # opens an image (a fifth of a second): the warm-up does it instead. In a process of its
+    # own, where nothing has opened an image yet.
+    code = ("import sys; from viewer import asgi; before = 'PIL.PngImagePlugin' in sys.modules; "
+            "asgi._warm_up(); print(before, 'PIL.PngImagePlugin' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(asgi.__file__).parents[1]).stdout.split()
+    assert out == ["False", "True"]
 
 
 def test_start_up_indexes_the_given_paths(monkeypatch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,29 @@ def test_derived_views_count_towards_a_runs_memory(lib):
     view = col.memo("big", lambda: ["v" * 100_000])
     assert col.memo("big", lambda: pytest.fail("made twice")) is view
     assert col.memory >= before + 100_000
+
+
+def test_a_view_of_the_documents_own_objects_counts_only_what_it_adds(lib):
+    # The document's messages, requests and runs are counted with the document: a view that
+    # lists them adds its list, not their contents again.
+    s = Store(lib)
+    up = s.add_uploads([("a.jsonl", (SAMPLES / "openai_chat.jsonl").read_bytes())])
+    col = s.find_trace(up.traces[0], everything())[0]
+    before = col.memory
+    own = [*col.messages.values(), *col.requests.values(), *col.traces.values(), *col.doc["tools"]]
+    view = col.memo("own", lambda: list(own))
+    assert col.memory - before == sys.getsizeof(view)
+    assert store_mod.memory_estimate(own) > 10 * sys.getsizeof(view)  # what walking them would count
+    # What a view adds beside them is counted.
+    col.memo("more", lambda: [own[0], "w" * 50_000])
+    assert col.memory - before > sys.getsizeof(view) + 50_000
+
+
+def test_memory_estimate_leaves_out_what_is_counted_already():
+    inner = {"text": "x" * 10_000}
+    outer = {"a": inner}
+    assert store_mod.memory_estimate(outer, frozenset({id(inner)})) == sys.getsizeof(outer) + sys.getsizeof("a")
+    assert store_mod.memory_estimate(outer) > 10_000
 
 
 def test_an_inputs_problems_include_those_found_inside_its_traces(lib, tmp_path):
