@@ -83,8 +83,9 @@ def _cmd_cook(args) -> int:
     if not doc["traces"]:
         print("traceview cook: nothing cooked: no input gave a trace", file=sys.stderr)
         return 1
-    opts = orjson.OPT_INDENT_2 if args.pretty else 0
-    data = orjson.dumps(doc, option=opts) + b"\n"
+    # The newline is written by orjson: adding it after would copy the whole text once more.
+    opts = orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if args.pretty else 0)
+    data = orjson.dumps(doc, option=opts)
     if args.output:
         Path(args.output).write_bytes(data)
     else:

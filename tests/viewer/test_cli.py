@@ -29,6 +29,10 @@ def test_cook_to_stdout_and_summary_on_stderr(tmp_path):
     assert [r["id"] for r in doc["requests"]] == ["r1"]
     assert doc["requests"][0]["timestamp"] == 1771581600000
     assert p.stderr.strip() == ("log.jsonl: request-log, 1 record, 1 trace, 1 requests, 2 unique messages, 0 tools, 0 problems")
+    # One line of JSON and its newline; --pretty indents the same document.
+    assert p.stdout.endswith("}\n") and p.stdout.count("\n") == 1
+    pretty = run("cook", str(log), "--pretty").stdout
+    assert pretty.endswith("\n}\n") and pretty.count("\n") > 10 and json.loads(pretty) == doc
 
 
 def test_cook_exit_1_when_nothing_cooked(tmp_path):

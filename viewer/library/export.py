@@ -224,7 +224,7 @@ def _with_sub_agents(fam: transcript.Family, trace_id: str) -> list[str]:
 
 
 def json_bytes(runs: Iterable[tuple[dict, dict]]) -> bytes:
-    return orjson.dumps(cooked_document(runs)) + b"\n"
+    return orjson.dumps(cooked_document(runs), option=orjson.OPT_APPEND_NEWLINE)
 
 
 def md_bytes(runs: Iterable[tuple[dict, dict]]) -> bytes:

@@ -210,7 +210,9 @@ def test_json_is_a_cooked_document_of_the_chosen_runs_and_their_sub_agents(tmp_p
     export.write([parent], "json", tmp_path / "run.json")
     kind, errors = pipeline.validate_file(str(tmp_path / "run.json"))
     assert errors == [], errors
-    doc = json.loads((tmp_path / "run.json").read_text())
+    text = (tmp_path / "run.json").read_text()
+    assert text.endswith("}\n") and text.count("\n") == 1  # one line of JSON and its newline
+    doc = json.loads(text)
     # The session file holds the run and its sub-agent run, and nothing of the other session.
     cooked, _ = pipeline.cook_paths([session])
     assert sorted(t["title"] for t in doc["traces"]) == sorted(t["title"] for t in cooked["traces"])
