@@ -50,7 +50,7 @@ sys.path.insert(0, str(REPO))
 
 from viewer import serve  # noqa: E402
 
-from bench_cook import compare, fmt_ratio, fmt_s, new_library, paired, print_report, status, timed  # noqa: E402
+from bench_cook import byte_compile, compare, fmt_ratio, fmt_s, new_library, paired, print_report, status, timed  # noqa: E402
 from bench_session import verdict  # noqa: E402
 from bench_timeline import median, open_timeline, streamlit_floor  # noqa: E402
 from browser import CHROMIUM, CHROMIUM_ARGS, shown  # noqa: E402
@@ -323,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, help="keep and reuse the generated inputs here; default: a temp dir")
     ap.add_argument("--profile", action="store_true", help="print a profile of the in-process figures")
     args = ap.parse_args(argv)
+    byte_compile()
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
         return run(args.workdir.resolve(), args)

@@ -66,7 +66,7 @@ from viewer.library.ingest import default_jobs  # noqa: E402
 from viewer.library.ingest import model_key  # noqa: E402
 from viewer.library.library import Library, LibraryError, RunsQuery, Scope  # noqa: E402
 
-from bench_cook import fmt_ratio, fmt_s, print_table, run_child, timed, traceview_argv  # noqa: E402
+from bench_cook import byte_compile, fmt_ratio, fmt_s, print_table, run_child, timed, traceview_argv  # noqa: E402
 from bench_session import verdict  # noqa: E402
 from browser import CHROMIUM, CHROMIUM_ARGS, shown  # noqa: E402
 
@@ -450,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="one run per figure; no --jobs 1, serve, PostgreSQL or Chromium")
     ap.add_argument("--workdir", type=Path, help="work here (a copy of the corpus, the libraries); default: a temp dir")
     args = ap.parse_args(argv)
+    byte_compile()
     try:
         if args.workdir:
             args.workdir.mkdir(parents=True, exist_ok=True)

@@ -51,7 +51,7 @@ sys.path.insert(0, str(REPO))
 
 from viewer import serve  # noqa: E402
 
-from bench_cook import (LINE_PARSER, compare, fmt_ratio, fmt_s, new_library, paired, parse_lines,  # noqa: E402
+from bench_cook import (LINE_PARSER, byte_compile, compare, fmt_ratio, fmt_s, new_library, paired, parse_lines,  # noqa: E402
                         print_report, run_child, status, timed, traceview_argv)
 from bench_timeline import median, open_timeline, trace_id  # noqa: E402
 from browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
@@ -217,6 +217,7 @@ def run_on_session(name: str, args, run) -> int:
     if not SESSION.exists():
         print(f"{name}: skipped: the Claude Code session is not at {SESSION}")
         return 0
+    byte_compile()
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
         return run(args.workdir.resolve(), args)
