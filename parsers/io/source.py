@@ -227,11 +227,9 @@ def from_path(path: Path, root: Path | None = None) -> Source:
         key = _join_inside(base, rel)
         try:
             # A missing file (most companions a reader looks for) costs one stat, not a
-            # resolve; one that is there must also resolve inside what was opened.
-            if key is None or not (root / key).is_file():
-                return None
-            real = inside(key)
-            if real is None or not real.is_file():
+            # resolve; one that is there (a link: its target) must also resolve inside what
+            # was opened.
+            if key is None or not (root / key).is_file() or inside(key) is None:
                 return None
         except OSError:
             return None
