@@ -36,6 +36,7 @@ def test_sub_agent_card_opens_the_run_and_the_run_leads_back(app, browser, shots
     try:
         pg.goto(f"{server.url}/timeline?trace={session['id']}")
         card = pg.locator(".tv-subagent").first
+        _find_bar_fits(pg)
         card.scroll_into_view_if_needed()
         pg.screenshot(path=str(shots_dir / f"session-subagent-card-{width}x{height}.png"))
         assert child["title"] in card.inner_text()
@@ -55,6 +56,18 @@ def test_sub_agent_card_opens_the_run_and_the_run_leads_back(app, browser, shots
         assert 0 <= top < height / 2, top
     finally:
         ctx.close()
+
+
+def _find_bar_fits(pg) -> None:
+    """The find bar's row (a session with a sub-agent has the conversation chooser too): the
+    three step buttons are drawn whole, left of the Filters button, not cut off by it."""
+    filters = pg.get_by_role("button", name=re.compile("Filters")).bounding_box()
+    right = 0.0
+    for key in ("tv_prev", "tv_next", "tv_first_error"):
+        box = pg.locator(f".st-key-{key} button >> visible=true").bounding_box()
+        assert box["x"] >= right, (key, box, right)  # each after the one before
+        right = box["x"] + box["width"]
+    assert right <= filters["x"], (right, filters)
 
 
 def test_injected_text_toggle_and_compaction_marker(app, page, shots_dir):

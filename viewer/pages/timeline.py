@@ -129,7 +129,7 @@ def _filters(branches: list, role_labels: list[str], any_hits: bool) -> None:
     """One row: which conversation, find with its steps, the first error, and the filters
     folded into a popover that says how many are on."""
     ss = st.session_state
-    widths = ([3.4] if len(branches) > 1 else []) + [3.2, 2.3, 1.5]
+    widths = ([3.0] if len(branches) > 1 else []) + [2.9, 2.6, 1.5]
     cols = st.columns(widths, vertical_alignment="bottom", gap="small")
     if len(branches) > 1:
         labels = {b.key: b.label for b in branches}
