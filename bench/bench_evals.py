@@ -21,6 +21,10 @@ Measured, each against a baseline in the same run (runs paired, alternating whic
      (until the "Runs · 1,000" heading and the table are drawn), from starting the server and
      warm (a new page), target < 2 s; against `inspect view start --log-dir DIR` until its
      sample list shows its rows, the same two ways (target: ours no later)
+  1b. a log of 1,000 samples of 200 KB (80 MB), which takes a while to cook: `Library.index` of
+     it in-process, until its runs are listed from the summaries / until they are cooked; and
+     the Open page from starting the server / `inspect view`'s sample list (no target: what
+     listing a log ahead of its cook gives)
   2. `parsers.pipeline.open_run` of the 20 MB sample / of the small sample, in-process
      (target < 2 s), and `/timeline?trace=ID` of each until its first message shows (fresh
      server and warm)
@@ -62,6 +66,7 @@ TRAJECTORY_SUFFIXES = (".traj", ".traj.json")
 FOLDER_SIZE = 500
 SAMPLES = 1000
 LARGE_KB = 20_000
+WIDE_KB = 200  # the conversation of each of the 1,000 samples of the `wide` log (an 80 MB log)
 # Later versions write their archives with Zstandard, which the product does not read (see the
 # README), and their mock model counts tokens with a tokenizer it downloads.
 INSPECT_VERSION = "0.3.130"
@@ -109,6 +114,13 @@ def long(kb: int = 20_000):
     samples = [Sample(id=name, input=f"{name}: say hello", target="hello", metadata={"kb": size})
                for name, size in (("large", kb), ("small", 2))]
     return Task(dataset=MemoryDataset(samples), solver=long_talk(), scorer=match())
+
+
+@task
+def wide(n: int = 1000, kb: int = 20):
+    return Task(dataset=MemoryDataset([Sample(id=i + 1, input=f"sample {i + 1}: say hello", target="hello",
+                                              metadata={"kb": kb}) for i in range(n)]),
+                solver=long_talk(), scorer=match())
 '''
 
 # On the Open page: the heading counts the runs, then the table is drawn.
@@ -203,7 +215,9 @@ def make_logs(inspect: str, workdir: Path) -> dict[str, Path]:
     task_file.parent.mkdir(parents=True, exist_ok=True)
     task_file.write_text(TASK_PY)
     return {"many": inspect_log(inspect, task_file, "many", ["-T", f"n={SAMPLES}"], workdir / "inspect" / "many"),
-            "long": inspect_log(inspect, task_file, "long", ["-T", f"kb={LARGE_KB}"], workdir / "inspect" / "long")}
+            "long": inspect_log(inspect, task_file, "long", ["-T", f"kb={LARGE_KB}"], workdir / "inspect" / "long"),
+            "wide": inspect_log(inspect, task_file, "wide", ["-T", f"n={SAMPLES}", "-T", f"kb={WIDE_KB}"],
+                                workdir / "inspect" / "wide")}
 
 
 def mb(path: Path) -> float:
@@ -284,6 +298,30 @@ def listing(browser, log: Path, inspect: str | None, workdir: Path, runs: int) -
         out[name] = {"from_start_s": round(cold, 3), "warm_s": round(median(warm), 3),
                      "warm_runs": [round(x, 3) for x in warm]}
     return out
+
+
+def index_marks(log: Path, workdir: Path, runs: int) -> dict:
+    """Row 1b in-process: `Library.index` of a folder holding `log`, into a new library: seconds
+    until its runs are in the library (listed from the summaries) and until they are cooked."""
+    from viewer.library import ingest
+    from viewer.library.library import Library
+
+    listed, cooked = [], []
+    for _ in range(runs):
+        folder = Path(tempfile.mkdtemp(prefix="wide-", dir=workdir))
+        os.link(log, folder / log.name)
+        lib = Library(str(folder / "library.sqlite"))
+        p = ingest.Progress()
+        marks: list[tuple[int, float]] = []
+        t0 = time.perf_counter()
+        lib.index([folder / log.name], jobs=1, progress=p,
+                  on_batch=lambda: marks.append((p.listed, p.runs, time.perf_counter() - t0)))
+        lib.close()
+        shutil.rmtree(folder)
+        listed.append(next(t for n, _, t in marks if n))
+        cooked.append(next(t for _, n, t in marks if n))
+    return {"listed_s": round(median(listed), 3), "cooked_s": round(median(cooked), 3),
+            "listed_runs": [round(x, 3) for x in listed], "cooked_runs": [round(x, 3) for x in cooked]}
 
 
 def timeline_figures(browser, log: Path, ids: dict[str, str], workdir: Path, runs: int) -> dict:
@@ -404,6 +442,22 @@ def measure_inspect(pipeline, browser, logs, inspect, workdir, reps, want_profil
         met["list_s"] = ours["warm_s"] < limit
         if theirs:
             met["list_vs_inspect_view"] = ours["warm_s"] <= theirs["warm_s"]
+
+    # 1b: a log whose cook takes a while: its runs are listed from the summaries first
+    wide = logs["wide"]
+    name = f"{SAMPLES:,} samples of {WIDE_KB} KB, {mb(wide):.0f} MB .eval"
+    print("  index of the wide log in-process ...", flush=True)
+    r = out["wide_index"] = index_marks(wide, workdir, reps)
+    rows.append(("1b index: runs listed / all cooked (in-process)", name, fmt_s(r["listed_s"]), fmt_s(r["cooked_s"]),
+                 fmt_ratio(r["listed_s"] / r["cooked_s"]), "", "", ""))
+    if browser is not None:
+        print("  Open page / inspect view in Chromium, wide log ...", flush=True)
+        r = out["wide_listing"] = listing(browser, wide, inspect, workdir, reps)
+        ours, theirs = r["ours"], r.get("inspect_view", {})
+        theirs = theirs if "from_start_s" in theirs else None
+        ratio = ours["from_start_s"] / theirs["from_start_s"] if theirs else None
+        rows.append(("1b runs listed (from server start) / inspect view's", name, fmt_s(ours["from_start_s"]),
+                     fmt_s(theirs["from_start_s"] if theirs else None), fmt_ratio(ratio), "", "", ""))
 
     # 2: one sample of about 20 MB, in-process and in the timeline
     runs_of = {r.summary.title.split(":")[0]: r for r in pipeline.list_runs([long])[0]}

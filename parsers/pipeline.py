@@ -27,7 +27,7 @@ from parsers.model import (Problem, RunSummary, Scorecard, UnsupportedFormatErro
 from parsers.registry import NOT_A_TRACE, CompanionFile, detect, formats, get, not_a_trace, unsupported
 
 __all__ = ["cook_paths", "cook_uploads", "cook_sources", "InputSummary", "input_problems", "list_runs", "open_run",
-           "RunRow", "validate_file", "convert_file", "settle_companion",
+           "list_ahead", "RunRow", "validate_file", "convert_file", "settle_companion",
            "FileStat", "list_files", "cook_files", "cooker_identity"]
 
 # A Python package's marker in a folder of data (the bundled samples are a package): not an input.
@@ -365,9 +365,8 @@ def list_runs(paths, fmt: str | None = None) -> tuple[list[RunRow], list[InputSu
         try:
             f = forced or detect(src)
             if f.list_runs is not None and f.open_run is not None:
-                _, key = _digest(src)
-                listed = list(f.list_runs(src))
-                rows += [RunRow(src.name, f.name, trace_id(f.name, key, r.index, r.session), r) for r in listed]
+                listed, _ = _listed(src, f)
+                rows += listed
                 summaries.append(InputSummary(src.name, f.name, records=len(listed), traces=len(listed)))
                 continue
         except (UnsupportedFormatError, WorkflowFormatError, OSError):
@@ -394,12 +393,38 @@ def list_runs(paths, fmt: str | None = None) -> tuple[list[RunRow], list[InputSu
     return rows, summaries
 
 
-def open_run(path, index: int, fmt: str | None = None) -> tuple[dict, list[InputSummary]]:
+def _listed(src: Source, f) -> tuple[list[RunRow], str]:
+    """The runs of an input of a format that lists them lazily, from their summaries, with the
+    input's digest; their trace ids are the ones its cook gives."""
+    digest, key = _digest(src)
+    return [RunRow(src.name, f.name, trace_id(f.name, key, r.index, r.session), r) for r in f.list_runs(src)], digest
+
+
+def list_ahead(f: FileStat) -> tuple[list[RunRow], str] | None:
+    """(its runs from their summaries, its digest) of a listed file that a format lists lazily
+    and names by its file name (an Inspect AI log: `*.eval`), so that an index can show its runs
+    before it cooks them; None for any other file. None too when the listing fails: the cook
+    that follows reads the file and reports what is wrong with it."""
+    name = Path(f.path).name
+    if not any(x.list_runs is not None and x.open_run is not None and x.matches_name(name) for x in formats()):
+        return None
+    try:
+        src = from_path(Path(f.path), Path(f.root))
+        fmt = detect(src)
+        if fmt.list_runs is None or fmt.open_run is None:
+            return None
+        return _listed(src, fmt)
+    except Exception:  # noqa: BLE001 - reported by the cook of the same file
+        return None
+
+
+def open_run(path, index: int, fmt: str | None = None, root=None) -> tuple[dict, list[InputSummary]]:
     """The cooked document of one run of an input: read alone where the format opens runs one
     by one, else cut from the whole input's document. Its trace id is the one `cook_paths`
-    gives the same run."""
+    gives the same run. `root`: the folder the input was found under (it is named relative to
+    it, as an index names it)."""
     problems: list[Problem] = []
-    sources = list(expand([path], problems))
+    sources = list(expand([path], problems, Path(root) if root else None))
     if len(sources) != 1:
         doc, summaries = cook_sources(sources, fmt, problems)
         return doc, summaries

@@ -54,7 +54,7 @@ def library_runs(lib: Library, ids: Iterable[str] = (), scope: Scope | None = No
     for row in rows:
         if row["family"] != family:  # a family's runs come together: read its document once
             family = row["family"]
-            raw = lib.family_stored(family)
+            raw = lib.family_stored(row)
             doc = None if raw is None else families.unpack(raw)
         if doc is not None:
             yield row, doc

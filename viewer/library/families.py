@@ -17,6 +17,16 @@ from __future__ import annotations
 
 import orjson
 
+# The family of a run listed from its input's summaries before the input is cooked (an
+# evaluation log of many samples shows its runs at once): nothing is stored under it, the run
+# is read from its file when it is opened, until the cook writes its family in its place.
+LISTED = "listed:"
+LISTED_COOKER = "listed from its summaries, not cooked"  # the cooker such an input is recorded with
+
+
+def listed(family: str | None) -> bool:
+    return isinstance(family, str) and family.startswith(LISTED)
+
 
 def pack(doc: dict) -> bytes:
     """The JSON text of a cooked document as the library stores it."""

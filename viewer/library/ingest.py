@@ -78,6 +78,7 @@ class Progress:
     to_cook: int = 0
     cooked: int = 0
     gone: int = 0
+    listed: int = 0  # runs shown from their input's summaries before it is cooked
     runs: int = 0
     problems: int = 0
     started: float = field(default_factory=time.monotonic)
@@ -93,8 +94,11 @@ class Progress:
         return (self.finished or time.monotonic()) - self.started
 
     def line(self) -> str:
+        if not self.files and not self.done:  # the paths are not listed yet (or `serve` is at it)
+            return f"reading the files given, {self.seconds:.0f} s"
+        listed = f"{self.listed} runs listed, " if self.listed else ""
         return (f"{self.files} file{'s' * (self.files != 1)}: {self.unchanged} unchanged, "
-                f"{self.cooked} of {self.to_cook} cooked, {self.gone} gone; {self.runs} runs written "
+                f"{self.cooked} of {self.to_cook} cooked, {self.gone} gone; {listed}{self.runs} runs written "
                 f"in {self.seconds:.1f} s")
 
 
@@ -168,6 +172,21 @@ def content_key(key: str, digest: str | None) -> str:
     record: see the trace id rule) with other content; each keeps its own, and identical copies
     share theirs. A file that grows stores its runs anew under its new digest."""
     return f"{key}:{(digest or '')[:16]}"
+
+
+# An input smaller than this cooks in about a second: its runs are not listed ahead of it.
+LIST_AHEAD_BYTES = 8 * 1024**2
+
+
+def listed_trace(r: pipeline.RunRow) -> dict:
+    """A run listed from its summary, as a cooked trace with what the summary says: its
+    title, task, model, time, outcome and scores (usage and cost come with its cook)."""
+    s = r.summary
+    return {"id": r.trace_id, "title": s.title or r.trace_id, "task": s.task, "format": r.format,
+            "source": r.input, "models": list(s.models or ()), "started_at": s.started_at,
+            "duration_ms": s.duration_ms, "outcome": s.outcome or "unknown", "outcome_detail": s.outcome_detail,
+            "totals": {},  # its messages too: a summary counts them otherwise than the timeline
+            "scorecard": s.scorecard.as_dict() if s.scorecard is not None else None}
 
 
 def _file_entry(f: FileStat, entry: dict) -> dict:
@@ -319,6 +338,7 @@ class Indexer:
                     _release(self.db, row["id"])
                     self.db.execute("UPDATE inputs SET gone = 1 WHERE id = ?", (row["id"],))
             p.gone = len(gone)
+        self._list_ahead([f for f in changed if f.path not in held])
         cooked = self._cook_all(changed)
         self._settle_companions([f.path for f in cooked])
         p.finished = time.monotonic()
@@ -354,6 +374,37 @@ class Indexer:
             with self.db.transaction():
                 self.db.executemany("UPDATE inputs SET mtime_ns = ? WHERE id = ?", touched)
         return changed
+
+    def _list_ahead(self, new: list[FileStat]) -> None:
+        """New inputs of LIST_AHEAD_BYTES or more whose runs can be listed from summaries (an
+        evaluation log) are, before anything is cooked: their runs are in the library at once,
+        without usage, cost or a stored family (`families.LISTED`), each read from the file
+        when it is opened. The input is recorded as not cooked (`families.LISTED_COOKER`), so its cook,
+        after this one or in a later index, writes it whole in their place."""
+        for f in new:
+            if self.stop():
+                return
+            if f.size < LIST_AHEAD_BYTES:
+                continue
+            found = pipeline.list_ahead(f)
+            if not found or not found[0]:
+                continue
+            runs, digest = found
+            rows = [_trace_row(t, r.summary.index, families.LISTED + content_key(t["id"], digest), None, self.origin,
+                               stub(t, {})) for r in runs for t in [listed_trace(r)]]
+            values = (f.root, f.name, self.origin, f.size, f.mtime_ns, digest, runs[0].format, "[]", None, "[]",
+                      families.LISTED_COOKER, time.time(), f.path)
+            try:
+                with self.db.transaction():
+                    input_id = self.db.one("INSERT INTO inputs (root, name, origin, size, mtime_ns, digest, format, "
+                                           "problems, note, reads, cooker, indexed_at, path) "
+                                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id", values)[0]
+                    self._put(input_id, {"rows": rows, "blobs": [], "groups": [], "texts": {}}, {})
+            except self.db.conflicts:  # another indexer holds the file already: its cook follows
+                continue
+            self.progress.listed += len(rows)
+            if self.on_batch is not None:
+                self.on_batch()
 
     def _cook_all(self, changed: list[FileStat]) -> list[FileStat]:
         """Cook and write the changed files; returns those written (all, unless `stop` said so:

@@ -248,6 +248,13 @@ class Library:
                              f"WHERE {where_scope} AND {col} IS NOT NULL ORDER BY 1", scope_params)
         return [r[0] for r in rows]
 
+    def listed_inputs(self, scope: Scope) -> int:
+        """How many inputs in `scope` have their runs listed, not cooked yet (see
+        `ingest.Indexer._list_ahead`)."""
+        where_scope, scope_params = scope.sql()
+        return self.db.one(f"SELECT count(*) FROM inputs i WHERE i.cooker = ? AND {where_scope}",
+                           (families.LISTED_COOKER, *scope_params))[0]
+
     def count(self, scope: Scope) -> int:
         where_scope, scope_params = scope.sql()
         return self.db.one(f"SELECT count(*) FROM traces t JOIN inputs i ON i.id = t.input_id WHERE {where_scope}",
@@ -270,14 +277,30 @@ class Library:
     def run_and_family(self, trace_id: str, scope: Scope | None = None) -> tuple[dict, dict] | None:
         """(runs row, family document) of a run, both of the same file; None as `family`."""
         run = self.run(trace_id, scope)
-        raw = None if run is None else self.family_stored(run["family"])
+        raw = None if run is None else self.family_stored(run)
         return None if raw is None else (run, families.unpack(raw))
 
-    def family_stored(self, family: str) -> bytes | None:
-        """The stored JSON text of the family document a runs row names (its `family`):
-        `families.unpack` reads it."""
-        row = self.db.one("SELECT data FROM blobs WHERE family = ?", (family,))
-        return None if row is None else self._zstd.decompress(bytes(row[0]))
+    def family_stored(self, run: dict) -> bytes | None:
+        """The JSON text of the family document of a runs row (`families.unpack` reads it):
+        as stored; for a run listed before its input was cooked, read from its file now."""
+        row = self.db.one("SELECT data FROM blobs WHERE family = ?", (run["family"],))
+        if row is not None:
+            return self._zstd.decompress(bytes(row[0]))
+        return self._read_listed(run) if families.listed(run["family"]) else None
+
+    def _read_listed(self, run: dict) -> bytes | None:
+        """A listed run's document, read from its file (its place in the file is its row's)."""
+        from parsers import pipeline  # the readers: a library that is only read never needs them
+
+        found = self.db.one("SELECT t.pos, i.root, i.format FROM traces t JOIN inputs i ON i.id = t.input_id "
+                            "WHERE t.family = ? AND i.id = ?", (run["family"], run["input_id"]))
+        if found is None:
+            return None
+        pos, root, fmt = found
+        doc, _ = pipeline.open_run(run["path"], pos, fmt, root=root)
+        if run["id"] not in {t["id"] for t in doc["traces"]}:  # the file changed since it was listed
+            return None
+        return families.pack(doc)
 
     # -- search -------------------------------------------------------------------------------
     def search(self, text: str, scope: Scope, limit: int = 50, query: RunsQuery | None = None) -> list[Hit]:

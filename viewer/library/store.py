@@ -282,7 +282,7 @@ class Store:
             with self._lock:
                 if fam in self.open:
                     return self.open[fam]
-            raw = self.library.family_stored(fam)
+            raw = self.library.family_stored(run)
             if raw is None:
                 return None
             doc = families.unpack(raw)

@@ -32,7 +32,7 @@ def page() -> None:
                "drop files, a folder or a zip. Everything stays on this server.")
     _uploads()
     _samples()
-    job = state.start_indexing_and_wait()
+    job = state.start_indexing_and_wait(until_listed=True)
     _progress(job)
     scope = state.scope()
     _runs(scope)
@@ -68,9 +68,9 @@ def _progress(job) -> None:
             st.rerun(scope="app")
         frac = (p.cooked / p.to_cook) if p.to_cook else 0.0
         st.progress(min(frac, 1.0), text=f"Indexing: {p.line()}")
-        seen = st.session_state.get("tv_index_seen")
-        st.session_state["tv_index_seen"] = p.runs
-        if seen is not None and seen != p.runs:  # new runs in the library: show them
+        seen, now = st.session_state.get("tv_index_seen"), p.listed + p.runs
+        st.session_state["tv_index_seen"] = now
+        if seen is not None and seen != now:  # new runs in the library (listed or cooked): show them
             st.rerun(scope="app")
     follow()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.resources
 import os
 import threading
+import time
 from pathlib import Path
 
 import streamlit as st
@@ -32,6 +33,7 @@ WHOLE_LIBRARY_ENV = "TRACEVIEW_WHOLE_LIBRARY"
 JOBS_ENV = "TRACEVIEW_JOBS"
 # How long a page waits for the start-up indexing before showing what is there so far.
 INDEX_WAIT_S = 5.0
+INDEX_STEP_S = 0.1  # how often it looks whether runs are listed
 
 
 def private_uploads() -> bool:
@@ -277,12 +279,17 @@ def find_trace(trace_id) -> tuple[Collection, dict] | None:
     return _lookup_store().find_trace(trace_id, reachable())
 
 
-def start_indexing_and_wait() -> Indexing | None:
+def start_indexing_and_wait(until_listed: bool = False) -> Indexing | None:
     """Start (once) the indexing of what the server was given, and wait a moment for the first
-    one (a later scan is followed by the Open page's progress, never waited for)."""
+    one (a later scan is followed by the Open page's progress, never waited for). With
+    `until_listed` (a page that follows the progress), only until a large evaluation log's
+    runs are listed: they show while it is cooked."""
     job = start_indexing()
     if job is not None and job.first:
-        job.wait(INDEX_WAIT_S)
+        deadline = time.monotonic() + INDEX_WAIT_S
+        while not job.wait(INDEX_STEP_S) and time.monotonic() < deadline:
+            if until_listed and library().listed_inputs(scope()):
+                break
     return job
 
 

@@ -60,7 +60,7 @@ def test_a_long_conversation_is_stored_once_and_opens_as_cooked(tmp_path):
     lib = Library(str(tmp_path / "lib.sqlite"))
     lib.index([tmp_path / "runs"], jobs=1)
     run = lib.run(trace["id"])
-    raw = lib.family_stored(run["family"])
+    raw = lib.family_stored(run)
     # Cooked, the system prompt is sent by all 60 requests; stored, each message id is written
     # where the message is, where it first went or came back, and in the timeline.
     system = cooked["requests"][0]["request_messages"][0]

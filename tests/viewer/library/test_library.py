@@ -25,16 +25,6 @@ SAMPLES = ROOT / "sample_data"
 EVERYTHING = Scope(everything=True)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def library(request, tmp_path):
-    if request.param == "sqlite":
-        lib = Library(str(tmp_path / "lib.sqlite"))
-    else:
-        lib = Library(request.getfixturevalue("postgres_db"))
-    yield lib
-    lib.close()
-
-
 def chat_log(path: Path, *turns: str, model: str = "gpt-4o", start: int = 1_700_000_000_000) -> Path:
     """An OpenAI request log: one request per user turn, each answered."""
     lines, msgs = [], [{"role": "system", "content": "be brief"}]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -316,3 +317,31 @@ def test_a_file_added_to_a_served_folder_is_indexed_as_it_appears(monkeypatch, t
     at.run()
     expected = len(ids_of(folder / "a.jsonl")) + len(ids_of(folder / "b.jsonl"))
     assert f"Runs · {expected}" in [h.value for h in at.subheader]
+
+
+def test_a_large_logs_runs_show_while_it_is_cooked(monkeypatch, tmp_path):
+    """The page waits for the server's first index (INDEX_WAIT_S, made longer than the test
+    may run), but not once an evaluation log's runs are listed from its summaries: they show,
+    without usage, while the log is still being cooked."""
+    from viewer.library import ingest
+    from viewer.pages import state
+
+    log = next((SAMPLES / "inspect_ai").glob("*.eval"))
+    shutil.copy(log, tmp_path / log.name)
+    monkeypatch.setattr(ingest, "LIST_AHEAD_BYTES", 0)  # as if it were large
+    monkeypatch.setattr(state, "INDEX_WAIT_S", 600.0)
+    cooking, cook_all = threading.Event(), ingest.Indexer._cook_all
+
+    def held_back(self, changed):
+        cooking.wait(120)  # until the page is drawn
+        return cook_all(self, changed)
+
+    monkeypatch.setattr(ingest.Indexer, "_cook_all", held_back)
+    try:
+        at = app(monkeypatch, [tmp_path]).run(timeout=60)
+        assert not at.exception
+        assert [h.value for h in at.subheader if h.value.startswith("Runs")] == ["Runs · 3"]
+        runs = at.dataframe[0].value
+        assert len(runs) == 3 and runs["tokens"].isna().all() and runs["cost"].isna().all()
+    finally:
+        cooking.set()
