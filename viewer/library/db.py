@@ -50,6 +50,9 @@ class Dialect:
     blob: str
     real: str
     text_index: tuple[str, ...]  # statements creating the full-text index over `texts`
+    # What a SELECT ends with to hold the rows it reads until the transaction ends (SQLite's
+    # one writer at a time holds them already).
+    for_update: str = ""
 
 
 SQLITE = Dialect(
@@ -65,6 +68,7 @@ POSTGRES = Dialect(
     # (`search.words`), so both find the same runs.
     ("CREATE TABLE IF NOT EXISTS items (key BIGINT PRIMARY KEY, tsv tsvector NOT NULL)",
      "CREATE INDEX IF NOT EXISTS items_tsv ON items USING GIN (tsv)"),
+    for_update=" FOR UPDATE",
 )
 ITEM_SLOTS = 1 << 20  # items of one run the index can tell apart (beyond: searched as the last)
 _TOP_KEY = (1 << 63) - 1  # above every item key (a 64-bit integer in both databases)
@@ -323,7 +327,10 @@ class PostgresDatabase(Database):
     def conflicts(self):
         import psycopg
 
-        return (psycopg.errors.UniqueViolation,)
+        # Two writers replacing one input's rows at once may deadlock: the one PostgreSQL
+        # stops is written again, like one that met the other's rows.
+        return (psycopg.errors.UniqueViolation, psycopg.errors.DeadlockDetected,
+                psycopg.errors.SerializationFailure)
 
     def _connect(self):
         try:

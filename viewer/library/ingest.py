@@ -464,7 +464,9 @@ class Indexer:
         for item in result["inputs"]:
             f: FileStat = item["file"]
             entry = item["entry"]
-            old = db.one("SELECT id, digest FROM inputs WHERE path = ?", (f.path,))
+            # Held until the batch is written: another indexer writing the same file waits,
+            # then replaces what this one wrote (rather than meet its rows half replaced).
+            old = db.one(f"SELECT id, digest FROM inputs WHERE path = ?{db.dialect.for_update}", (f.path,))
             # The texts of its runs as the file was (no other copy holds them) are compared
             # with the new ones in `_put`.
             before = _release(db, old[0], keep_texts=set(item["texts"]), reuse=True) if old is not None else {}

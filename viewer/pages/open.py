@@ -11,6 +11,7 @@ import streamlit as st
 
 from parsers import registry
 from viewer.analysis import metrics, per_run, runs
+from viewer.library import families
 from viewer.library.ingest import model_key
 from viewer.library.library import RunsQuery, Scope
 from viewer.pages import downloads, nav, state, tables
@@ -46,8 +47,10 @@ def target(trace: dict) -> str:
 
 
 def run_target(row: dict) -> str:
-    """The page a runs-table row opens on: `target` of the run, read from its row."""
-    return "metrics" if not row.get("messages") and row.get("score") is not None else "timeline"
+    """The page a runs-table row opens on: `target` of the run, read from its row (a run listed
+    before its cook counts no messages yet: it has its conversation, so its timeline)."""
+    only_scores = not row.get("messages") and row.get("score") is not None and not families.listed(row.get("family"))
+    return "metrics" if only_scores else "timeline"
 
 
 # -- indexing progress --------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 import zipfile
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from viewer.library import families, ingest
 from viewer.library.library import Library, RunsQuery, Scope
 from viewer.library.store import Store
+from viewer.pages.open import run_target
 
 ROOT = Path(__file__).resolve().parents[3]
 LOG = next((ROOT / "sample_data" / "inspect_ai").glob("*.eval"))  # three samples
@@ -62,6 +64,7 @@ def test_a_log_is_listed_before_it_is_cooked_and_its_runs_open_from_the_file(lib
         # Scores come from the summary; usage and cost with the cook.
         assert row["scores"] == {k: LETTERS[v["value"]] for k, v in (sample.get("scores") or {}).items()}
         assert row["tokens"] is None and row["cost"] is None
+        assert run_target(row) == "timeline"  # scored, no messages counted yet: not a scorecard-only run
     # Opening a listed run reads it from the file: its conversation is the sample's.
     store = Store(library)
     for row, sample in zip(listed, samples):
@@ -141,3 +144,32 @@ def test_a_listed_run_whose_file_went_before_it_was_opened_is_not_found(library,
         (folder / LOG.name).write_bytes(LOG.read_bytes()[:200])
     assert library.run_and_family(first["id"]) is None
     assert Store(library).find_trace(first["id"], EVERYTHING) is None
+
+
+def test_three_indexers_writing_one_listed_log_at_once_all_finish(library, tmp_path):
+    """App instances on one library index the same new log at once: each writes the listed
+    input's runs over the others' (one at a time, not meeting rows half replaced), none fails,
+    and the library holds each run once, cooked."""
+    for rep in range(8):
+        folder = tmp_path / f"logs{rep}"
+        folder.mkdir()
+        shutil.copy(LOG, folder / LOG.name)
+        errors: list[str] = []
+        others = [Library(library.location) for _ in range(3)]
+
+        def index(lib):
+            try:
+                lib.index([folder], jobs=1)
+            except Exception as e:  # noqa: BLE001 - what the test reports
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=index, args=(lib,)) for lib in others]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        for lib in others:
+            lib.close()
+        assert not errors, errors
+        held = library.runs(RunsQuery(limit=100), Scope(paths=(str(folder),))).rows
+        assert len(held) == 3 and not any(families.listed(r["family"]) for r in held)
