@@ -393,12 +393,10 @@ class Indexer:
             rows = [_trace_row(t, r.summary.index, families.LISTED + content_key(t["id"], digest), None, self.origin,
                                stub(t, {})) for r in runs for t in [listed_trace(r)]]
             values = (f.root, f.name, self.origin, f.size, f.mtime_ns, digest, runs[0].format, "[]", None, "[]",
-                      families.LISTED_COOKER, time.time(), f.path)
+                      families.LISTED_COOKER, time.time())
             try:
                 with self.db.transaction():
-                    input_id = self.db.one("INSERT INTO inputs (root, name, origin, size, mtime_ns, digest, format, "
-                                           "problems, note, reads, cooker, indexed_at, path) "
-                                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id", values)[0]
+                    input_id = _new_input(self.db, values, f.path)
                     self._put(input_id, {"rows": rows, "blobs": [], "groups": [], "texts": {}}, {})
             except self.db.conflicts:  # another indexer holds the file already: its cook follows
                 continue
@@ -474,10 +472,7 @@ class Indexer:
                       entry.get("format"), orjson.dumps(entry.get("problems") or []).decode(),
                       entry.get("note"), "[]", self.cooker, now)
             if old is None:
-                row = db.one("INSERT INTO inputs (root, name, origin, size, mtime_ns, digest, format, problems, "
-                             "note, reads, cooker, indexed_at, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                             "RETURNING id", (*values, f.path))
-                input_id = row[0]
+                input_id = _new_input(db, values, f.path)
             else:
                 input_id = old[0]
                 db.execute("UPDATE inputs SET root = ?, name = ?, origin = ?, size = ?, mtime_ns = ?, digest = ?, "
@@ -545,6 +540,15 @@ class Indexer:
                 if name in read_by:
                     reads = [_stat_of(os.path.join(root, n)) for n in read_by[name]]
                     db.execute("UPDATE inputs SET reads = ? WHERE id = ?", (orjson.dumps(reads).decode(), input_id))
+
+
+def _new_input(db: Database, values: tuple, path: str) -> int:
+    """The id of a new inputs row: `values` are its fields in the order `_write_batch` updates
+    them (root, name, origin, size, mtime_ns, digest, format, problems, note, reads, cooker,
+    indexed_at)."""
+    return db.one("INSERT INTO inputs (root, name, origin, size, mtime_ns, digest, format, problems, note, reads, "
+                  "cooker, indexed_at, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                  (*values, path))[0]
 
 
 def _spare(pieces) -> dict[bytes, list[int]]:
