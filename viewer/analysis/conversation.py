@@ -115,17 +115,15 @@ def in_time_order(trace: dict, requests: dict, messages: dict) -> Branch:
     done: dict = {}
     prev = None
     for r in reqs:
-        sent = list(r.get("request_messages") or ())
-        got = list(r.get("response_messages") or ())
+        sent, got = _ids(r, "request_messages"), _ids(r, "response_messages")
         cands = [c for c in (done.get(r.get("parent_id")),
                              producer.get(next((m for m in reversed(sent) if m in producer), None)))
                  if c is not None]
         best, k, used, edited, size = None, 0, 0, 0, 0
         for c in cands:
-            conv = _conv(c)
-            ck, cused, cedited = _continued(sent, conv, role)
+            ck, cused, cedited, csize = _continued(sent, c, role)
             if ck > k or (ck == k and best is not None and c is prev):
-                best, k, used, edited, size = c, ck, cused, cedited, len(conv)
+                best, k, used, edited, size = c, ck, cused, cedited, csize
         new = sent[k:] + got
         start = len(out)
         mark = (_mark(r, best, k, used, edited, size, prev, number)
@@ -182,17 +180,33 @@ def _with_uncovered(out: list, timeline: list) -> tuple[list, dict]:
     return new, moved
 
 
-def _conv(r: dict) -> list:
-    return list(r.get("request_messages") or ()) + list(r.get("response_messages") or ())
+def _ids(r: dict, key: str) -> list:
+    """A request's list of message ids (as it is: never copied)."""
+    ids = r.get(key) or []
+    return ids if type(ids) is list else list(ids)
 
 
-def _continued(sent: list, conv: list, role) -> tuple[int, int, int]:
-    """(k, j, edited): the first k messages of `sent` appear in order in `conv`, within its
-    first j; while the two still run side by side, a message in the same place with the
-    same role counts as the same one edited (a system prompt with today's date)."""
-    n = len(conv)
-    if len(sent) >= n and sent[:n] == conv:  # the usual case, a plain continuation: compared in C
-        return n, n, 0
+def repeated_start(items: list, before: list) -> int:
+    """len(before) when `items` starts with the whole of `before` (a request sending again
+    what the one before it sent, as an agent's next request does), else 0: the last of
+    `before` is compared first, then the rest in one comparison in C. A conversation of n
+    requests sends n(n+1)/2 message ids; what walks them in Python walks only the new ones."""
+    k = len(before)
+    return k if k and len(items) >= k and items[k - 1] == before[k - 1] and items[:k] == before else 0
+
+
+def _continued(sent: list, r: dict, role) -> tuple[int, int, int, int]:
+    """(k, j, edited, size) of what a request sent against the conversation of request `r`
+    (what `r` sent, then what came back: `size` messages): the first k messages of `sent`
+    appear in order in it, within its first j; while the two still run side by side, a
+    message in the same place with the same role counts as the same one edited (a system
+    prompt with today's date)."""
+    asked, got = _ids(r, "request_messages"), _ids(r, "response_messages")
+    n = len(asked) + len(got)
+    # The usual case, a plain continuation: compared in C, without copying the conversation.
+    if len(sent) >= n and repeated_start(sent, asked) == len(asked) and sent[len(asked):n] == got:
+        return n, n, 0, n
+    conv = asked + got
     k = j = edited = 0
     while k < len(sent) and j < len(conv):
         if sent[k] == conv[j]:
@@ -201,7 +215,7 @@ def _continued(sent: list, conv: list, role) -> tuple[int, int, int]:
             k += 1
             edited += 1
         j += 1
-    return k, (j if k else 0), edited
+    return k, (j if k else 0), edited, n
 
 
 def _mark(r: dict, best: dict | None, k: int, used: int, edited: int, size: int, prev: dict | None,

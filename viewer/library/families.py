@@ -37,7 +37,7 @@ def pack(doc: dict) -> bytes:
         sent = r.get("request_messages")
         p = place.get(r.get("parent_id"))
         if p is not None and p < i and isinstance(sent, list) and sent:
-            k = _common_start(sent, _conversation(reqs[p]))
+            k = _common_start(sent, reqs[p])
             if k:
                 r = {**r, "request_messages": {"after": p, "keep": k, "add": sent[k:]}}
         packed.append(r)
@@ -51,20 +51,24 @@ def unpack(data: bytes) -> dict:
     for r in reqs:
         sent = r.get("request_messages")
         if isinstance(sent, dict):  # its parent comes before it, so it is whole already
-            r["request_messages"] = _conversation(reqs[sent["after"]])[:sent["keep"]] + sent["add"]
+            parent, keep = reqs[sent["after"]], sent["keep"]
+            asked = parent.get("request_messages") or []
+            kept = asked[:keep] if keep <= len(asked) else asked + (parent.get("response_messages") or [])[:keep - len(asked)]
+            r["request_messages"] = kept + sent["add"]
     return doc
 
 
-def _conversation(r: dict) -> list:
-    """What a request's children continue: what it sent, then what came back."""
-    return (r.get("request_messages") or []) + (r.get("response_messages") or [])
-
-
-def _common_start(a: list, b: list) -> int:
-    """How many leading ids the two lists share. The usual case, a history that goes on from
-    the whole of its parent's conversation, is one slice comparison (in C); a rewind or a
-    compaction is walked to where the two part."""
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
+def _common_start(sent: list, parent: dict) -> int:
+    """How many leading ids `sent` shares with the parent request's conversation (what it
+    sent, then what came back). The usual case, a history that goes on from the whole of it,
+    is two slice comparisons (in C); a rewind or a compaction is walked to where they part."""
+    asked, got = parent.get("request_messages") or [], parent.get("response_messages") or []
+    n = min(len(sent), len(asked))
+    if sent[:n] != (asked if n == len(asked) else asked[:n]):
+        return next(i for i, (x, y) in enumerate(zip(sent, asked)) if x != y)
+    if n < len(asked):
         return n
-    return next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+    m = min(len(sent) - n, len(got))
+    if sent[n:n + m] == got[:m]:
+        return n + m
+    return n + next(i for i, (x, y) in enumerate(zip(sent[n:], got)) if x != y)

@@ -219,10 +219,14 @@ def family_doc(members, messages, requests, tools, entry, groups) -> dict:
     reqs = [requests[r] for t in members for r in t.get("requests") or () if r in requests]
     mids = dict.fromkeys(m for t in members for m in t.get("timeline") or ())
     tids = dict.fromkeys(x for t in members for x in t.get("tools") or ())
+    before: list = []
     for r in reqs:
-        mids.update(dict.fromkeys(r.get("request_messages") or ()))
+        sent = r.get("request_messages") or []
+        # what the request before it sent is in already: only the rest is looked at
+        mids.update(dict.fromkeys(sent[conv.repeated_start(sent, before):]))
         mids.update(dict.fromkeys(r.get("response_messages") or ()))
         tids.update(dict.fromkeys(r.get("tools") or ()))
+        before = sent
     return {"messages": [messages[m] for m in mids if m in messages],
             "tools": [tools[x] for x in tids if x in tools],
             "requests": reqs, "traces": members,

@@ -30,6 +30,10 @@ def test_a_request_keeps_what_it_repeats_of_its_parent_and_adds_the_rest():
         request("d", "e", ["m1"], ["m6"]),                     # its parent comes after it
         request("e", None, ["m7"], ["m8"]),
         request("f", "e", ["x"], []),                          # shares nothing with e
+        request("g", None, ["n1"], ["n2", "n3"]),
+        request("h", "g", ["n1", "n2", "n9"], []),             # keeps one of g's two replies
+        request("i", "g", ["n1", "q"], []),                    # parts from g at its reply
+        request("j", "b", ["m1"], []),                         # shorter than what b sent
     ]}
     stored = orjson.loads(families.pack(doc))["requests"]
     assert [r["request_messages"] for r in stored] == [
@@ -38,7 +42,11 @@ def test_a_request_keeps_what_it_repeats_of_its_parent_and_adds_the_rest():
         {"after": 1, "keep": 2, "add": ["m9"]},
         ["m1"],
         ["m7"],
-        ["x"]]
+        ["x"],
+        ["n1"],
+        {"after": 6, "keep": 2, "add": ["n9"]},
+        {"after": 6, "keep": 1, "add": ["q"]},
+        {"after": 1, "keep": 1, "add": []}]
     assert families.unpack(families.pack(doc)) == doc
 
 
