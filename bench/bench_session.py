@@ -21,7 +21,7 @@ Measured, each against a baseline in the same run (runs paired, alternating whic
      warm (target < 2 s), against the same for three copies of the session, whose first page
      holds the same messages (needs Chromium at /usr/bin/chromium, else skipped)
   3. the `traceview cook SESSION -o out.json` process, and the `traceview export SESSION --to
-     html -o DIR` process (a page per run: the session and each sub-agent), each against
+     html -o OUT` process (one page: the session, its sub-agents nested), each against
      claude-code-log's conversion of the same file to HTML (target: ours >= 5x faster), with
      the processes' peak RSS.
      claude-code-log is installed into a throwaway venv ($BENCH_CCL_VENV, default
@@ -291,8 +291,8 @@ def run(workdir: Path, args) -> int:
         "cook": ("`traceview cook`", ["cook", str(path), "-o", str(workdir / "traceview-out.json")],
                  workdir / "traceview-out.json"),
         "export_html": ("`traceview export --to html`",
-                        ["export", str(path), "--to", "html", "-o", str(workdir / "traceview-html")],
-                        workdir / "traceview-html"),
+                        ["export", str(path), "--to", "html", "-o", str(workdir / "traceview.html")],
+                        workdir / "traceview.html"),
     }
     if exe is None:
         print(f"  claude-code-log comparison skipped: {version}", flush=True)

@@ -375,13 +375,16 @@ def _cmd_export(args) -> int:
         found = {run["id"] for run, _ in runs}
         runs = [(run, doc) for run, doc in runs if not ids or run["id"] in ids]
         where, count = "the inputs", len(runs)
+        pages = (lambda: export.page_count(run for run, _ in runs))
     else:
         lib = _library(args)
         if lib is None:
             return 1
-        found = {t for t in ids if lib.run(t) is not None}
+        rows = [row for row in map(lib.run, ids) if row is not None]
+        found = {row["id"] for row in rows}
         runs = export.library_runs(lib, ids)
         where, count = "the library", len(found) if ids else lib.count(Scope(everything=True))
+        pages = (lambda: export.page_count(rows if ids else export.every_run(lib)))
     try:
         unknown = [t for t in ids if t not in found]
         if unknown:
@@ -390,7 +393,7 @@ def _cmd_export(args) -> int:
         if not count:
             say(f"traceview export: nothing to export: no run in {where}")
             return 1
-        if (bad := _export_target(args, count)) is not None:
+        if (bad := _export_target(args, pages() if args.to == "html" else count)) is not None:
             say(f"traceview export: {bad}")
             return 2
         try:
@@ -420,14 +423,16 @@ def _cmd_export(args) -> int:
 
 def _export_target(args, count: int) -> str | None:
     """Why -o cannot take this export, or None: a folder where one file is written, a file (or
-    a name ending .html) where a folder of pages is."""
+    a name ending .html) where a folder of pages is. `count`: the runs, or for html the pages
+    (a run's page holds the runs it started)."""
     out = Path(args.output)
     folder = args.to == "parquet" or (args.to == "html" and count > 1)
+    what = _counted(count, "page" if args.to == "html" else "run")
     if folder and out.exists() and not out.is_dir():
-        return f"{args.output} is a file: --to {args.to} of {_counted(count, 'run')} writes a folder (name one)"
+        return f"{args.output} is a file: --to {args.to} of {what} writes a folder (name one)"
     if folder and args.to == "html" and out.suffix.lower() == ".html":
-        return (f"{_counted(count, 'run')} make one page each and index.html: -o names the folder they go "
-                f"into, not a .html file (or choose one run with --trace ID)")
+        return (f"{what} and index.html are written: -o names the folder they go into, not a .html file "
+                "(or choose one run with --trace ID)")
     if not folder and out.is_dir():
         return f"{args.output} is a folder: --to {args.to} writes one file (name the file)"
     return None
@@ -512,9 +517,10 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("export", help="write runs as pages to read offline (html), the cooked document (json), "
                                        "Markdown transcripts (md) or tables (csv, parquet)",
                         description="Export runs from INPUT files and folders (cooked now) or from the library. "
-                                    "html: one page per run that reads offline in any browser (no script, nothing "
-                                    "loaded), sub-agent runs nested under the calls that started them; -o is the "
-                                    "file for one run, a folder (one page per run and index.html) for several. "
+                                    "html: a page per run that reads offline in any browser (no script, nothing "
+                                    "loaded), sub-agent runs nested under the calls that started them (one exported "
+                                    "with the run that started it has no page of its own); -o is the file for one "
+                                    "page, a folder (the pages and index.html) for several. "
                                     "json: one cooked document of the runs (as `cook` writes it). md: each run as "
                                     "a Markdown transcript. csv: the runs table, one row per run with `score` and "
                                     "one `score: NAME` column per scorer. parquet: runs.parquet (the runs table), "

@@ -282,6 +282,24 @@ def test_export_pages_transcripts_documents_and_the_runs_table(tv, corpus, tmp_p
     assert (tmp_path / "one.csv").read_text().splitlines()[1].startswith(f'"{one}"')
 
 
+def test_a_session_exports_to_one_page_holding_its_sub_agent_runs(tv, tmp_path, capsys):
+    session = tmp_path / "session"
+    shutil.copytree(SAMPLES / "claude_code" / "-home-user-notes-app", session)
+    out = tmp_path / "session.html"
+    code = main(["export", str(session), "--to", "html", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0 and "2 runs written" in err, err
+    assert out.read_text().count('class="tv-subagent-run"') == 1
+    tv("index", str(session))
+    code, _, err = tv("export", "--to", "html", "-o", str(tmp_path / "again.html"))
+    assert code == 0 and "2 runs written" in err, err
+    assert (tmp_path / "again.html").read_bytes() == out.read_bytes()
+    code, _, err = tv("export", "--to", "html", "-o", str(tmp_path / "pages"))
+    assert code == 0 and not (tmp_path / "pages").is_dir()  # one page: a file of that name
+    code, _, err = tv("export", "--to", "html", "-o", str(tmp_path))
+    assert code == 2 and "is a folder: --to html writes one file" in err
+
+
 def test_export_says_where_a_file_or_a_folder_is_wanted(tv, corpus, tmp_path):
     tv("index", str(corpus / "api_logs"))
     code, _, err = tv("export", "--to", "html", "-o", str(tmp_path / "all.html"))

@@ -8,8 +8,9 @@ the cooked document, as pages to read offline and as Markdown transcripts.
 - `csv`: the runs table (the columns of `runs.parquet`, scores included) in one file.
 - `json`: one cooked document holding the runs (with their sub-agent runs), as `cook` writes it.
 - `md`: each run as a Markdown transcript (`viewer.analysis.transcript`).
-- `html`: one run as a page that stands alone (`viewer.render.export`); several runs as one
-  page each in a folder, with `index.html` listing them.
+- `html`: a run as a page that stands alone (`viewer.render.export`), the runs it started
+  nested under the calls that started them: one page in a file; several in a folder, with
+  `index.html` listing them.
 
 Runs come with the cooked document holding them, from a library (`library_runs`) or cooked
 from files the way the library cooks them (`cooked_runs`), so both give the same rows. Pure:
@@ -35,7 +36,7 @@ from viewer.library.library import RUN_FIELDS, Library, RunsQuery, Scope
 from viewer.render import export as export_pages
 
 FORMATS = ("html", "json", "md", "csv", "parquet")
-ONE_FILE = ("json", "md", "csv")  # always one file; html is one file for one run, a folder for more
+ONE_FILE = ("json", "md", "csv")  # always one file; html is one file for one page, a folder for more
 SUFFIX = {"html": ".html", "json": ".json", "md": ".md", "csv": ".csv"}
 PAGE = 500          # runs read from a library at a time
 
@@ -49,7 +50,7 @@ def library_runs(lib: Library, ids: Iterable[str] = (), scope: Scope | None = No
     if ids:
         rows: Iterable[dict] = (r for r in (lib.run(i, scope) for i in ids) if r is not None)
     else:
-        rows = _every_run(lib)
+        rows = every_run(lib)
     family, doc = None, None
     for row in rows:
         if row["family"] != family:  # a family's runs come together: read its document once
@@ -60,7 +61,7 @@ def library_runs(lib: Library, ids: Iterable[str] = (), scope: Scope | None = No
             yield row, doc
 
 
-def _every_run(lib: Library) -> Iterator[dict]:
+def every_run(lib: Library) -> Iterator[dict]:
     offset = 0
     while True:
         page = lib.runs(RunsQuery(sort="source", limit=PAGE, offset=offset), Scope(everything=True)).rows
@@ -111,8 +112,9 @@ class ExportError(ValueError):
 
 def write(runs: Iterable[tuple[dict, dict]], to: str, output) -> Written:
     """Write `runs` ((runs row, family document) pairs) as `to` at `output`: a file for csv,
-    json and md and for html of one run; a folder for parquet, and for html of several runs
-    (one page per run, named by its id, and index.html). Runs are read once, as they come."""
+    json and md and for html of one page; a folder for parquet, and for html of several pages
+    (one per run that `pages` gives, named by its id, and index.html). Runs are read once, as
+    they come."""
     if to not in FORMATS:
         raise ExportError(f"unknown export format {to!r} (one of {', '.join(FORMATS)})")
     output = Path(output)
@@ -121,22 +123,9 @@ def write(runs: Iterable[tuple[dict, dict]], to: str, output) -> Written:
 
         counts = tables.write_parquet(runs, output)
         return Written(*counts, [output / f"{name}.parquet" for name in tables.TABLES])
-    runs = iter(runs)
-    first = list(itertools.islice(runs, 2))
-    runs = itertools.chain(first, runs)
     written = Written()
-    if to == "html" and len(first) > 1:
-        if output.exists() and not output.is_dir():
-            raise ExportError(f"{output} is a file: the pages of several runs go into a folder (name one)")
-        listed = []
-        for run, doc, family in transcript.with_families(_counted(runs, written)):
-            name = f"{run['id']}.html"
-            _replace(output / name, html_bytes(run, doc, family))
-            written.files.append(output / name)
-            listed.append((name, family.trace(run["id"])))
-        _replace(output / "index.html", export_pages.index_page(listed).encode("utf-8"))
-        written.files.append(output / "index.html")
-        return written
+    if to == "html":
+        return _write_pages(pages(_counted(runs, written)), output, written)
     if output.is_dir():
         raise ExportError(f"{output} is a folder: {to} is written to one file (name the file)")
     if to == "csv":  # the runs rows are all it needs
@@ -148,13 +137,51 @@ def write(runs: Iterable[tuple[dict, dict]], to: str, output) -> Written:
         data = json_bytes(_counted(runs, written))
     elif to == "md":
         data = md_bytes(_counted(runs, written))
-    else:
-        data = b"".join(html_bytes(run, doc) for run, doc in _counted(runs, written))  # the one run
-        if not data:
-            raise ExportError(f"nothing to write: {written.without_document[0]} is not in the document "
-                              "held for it")
     _replace(output, data)
     written.files.append(output)
+    return written
+
+
+def pages(runs: Iterable[tuple[dict, dict]]) -> Iterator[tuple[dict, dict, transcript.Family]]:
+    """(run, document, the document read) of the runs that get a page of their own: every
+    run but one exported together with the run that started it (a family's runs come one
+    after another), whose page holds its transcript under the call that started it."""
+    for _, group in itertools.groupby(transcript.with_families(runs), key=lambda each: id(each[1])):
+        group = list(group)
+        together = {run["id"] for run, _, _ in group}
+        yield from ((run, doc, family) for run, doc, family in group if run.get("parent") not in together)
+
+
+def page_count(rows: Iterable[dict]) -> int:
+    """How many pages an html export of these runs rows writes (see `pages`)."""
+    rows = list(rows)
+    together = {(row.get("family"), row["id"]) for row in rows}
+    return sum(1 for row in rows if (row.get("family"), row.get("parent")) not in together)
+
+
+def _write_pages(found: Iterator, output: Path, written: Written) -> Written:
+    """One page in the file `output`, or several in the folder `output` with index.html."""
+    first = list(itertools.islice(found, 2))
+    if not first:
+        why = f"{written.without_document[0]} is not in the document held for it" if written.without_document else "no run"
+        raise ExportError(f"nothing to write: {why}")
+    if len(first) == 1:
+        if output.is_dir():
+            raise ExportError(f"{output} is a folder: one page is written to one file (name the file)")
+        run, doc, family = first[0]
+        _replace(output, html_bytes(run, doc, family))
+        written.files.append(output)
+        return written
+    if output.exists() and not output.is_dir():
+        raise ExportError(f"{output} is a file: several pages go into a folder (name one)")
+    listed = []
+    for run, doc, family in itertools.chain(first, found):
+        name = f"{run['id']}.html"
+        _replace(output / name, html_bytes(run, doc, family))
+        written.files.append(output / name)
+        listed.append((name, family.trace(run["id"])))
+    _replace(output / "index.html", export_pages.index_page(listed).encode("utf-8"))
+    written.files.append(output / "index.html")
     return written
 
 

@@ -226,22 +226,60 @@ def test_json_is_a_cooked_document_of_the_chosen_runs_and_their_sub_agents(tmp_p
     assert [i["name"] for i in doc["inputs"]] == [next(i["name"] for i in parent[1]["inputs"])]
 
 
-def test_html_of_several_runs_is_a_folder_with_an_index_and_one_file_is_refused_a_folder(tmp_path):
+def test_html_is_a_page_for_each_run_but_those_in_the_page_of_the_run_that_started_them(tmp_path):
+    import html as html_lib
+
+    from parsers import pipeline
+
     runs = export.cooked_runs([SAMPLES / "claude_code"])[0]
+    cooked, _ = pipeline.cook_paths([SAMPLES / "claude_code"])
+    ids = {t["id"] for t in cooked["traces"]}
+    started = {t["id"] for t in cooked["traces"] if (t.get("parent") or {}).get("trace") in ids}
+    top = [t["id"] for t in cooked["traces"] if t["id"] not in started]
+    assert started and len(top) > 1  # sessions with sub-agent runs
+    assert export.page_count(run for run, _ in runs) == len(top)
     written = export.write(runs, "html", tmp_path / "pages")
     names = sorted(p.name for p in (tmp_path / "pages").iterdir())
-    assert names == sorted([f"{run['id']}.html" for run, _ in runs] + ["index.html"])
+    assert names == sorted([f"{t}.html" for t in top] + ["index.html"])
     index = (tmp_path / "pages" / "index.html").read_text()
-    assert all(f'href="{run["id"]}.html"' in index for run, _ in runs)
+    assert all(f'href="{t}.html"' in index for t in top)
     assert written.runs == len(runs)
-    one = export.write(runs[:1], "html", tmp_path / "one.html")
-    assert one.files == [tmp_path / "one.html"] and (tmp_path / "one.html").read_bytes() == export.html_bytes(*runs[0])
+    # The sub-agent's first prompt, as its file says it, is in its session's page.
+    session = SAMPLES / "claude_code" / "-home-user-notes-app"
+    parent = next(run["id"] for run, _ in runs if run["path"].startswith(str(session)) and not run["parent"])
+    agent = json.loads((session / "5f0c1e2a-7b3d-4c59-9e1f-2a6b8c0d4e71" / "subagents" / "agent-a7c41d9.jsonl")
+                       .read_text().splitlines()[0])["message"]["content"]
+    assert html_lib.escape(agent, quote=False) in (tmp_path / "pages" / f"{parent}.html").read_text()
+
+
+def test_a_session_with_its_sub_agents_is_one_file_and_a_sub_agent_alone_has_its_own(tmp_path):
+    session = SAMPLES / "claude_code" / "-home-user-notes-app"
+    runs = export.cooked_runs([session])[0]
+    (sub,) = [(run, doc) for run, doc in runs if run["parent"]]
+    (top,) = [(run, doc) for run, doc in runs if not run["parent"]]
+    one = export.write(runs, "html", tmp_path / "session.html")
+    assert one.files == [tmp_path / "session.html"] and one.runs == 2
+    assert (tmp_path / "session.html").read_bytes() == export.html_bytes(*top)
+    alone = export.write([sub], "html", tmp_path / "sub.html")
+    assert alone.files == [tmp_path / "sub.html"]
+    assert (tmp_path / "sub.html").read_bytes() == export.html_bytes(*sub)
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(export.ExportError, match="is a folder: one page"):
+        export.write(runs, "html", tmp_path / "folder")
+
+
+def test_several_pages_go_into_a_folder_and_one_file_is_refused_a_folder(tmp_path):
+    runs = export.cooked_runs([SAMPLES / "api_logs"])[0]
+    assert len(runs) > 1 and not any(run["parent"] for run, _ in runs)
     for to in ("md", "json", "csv"):
         with pytest.raises(export.ExportError, match="is a folder"):
-            export.write(runs, to, tmp_path / "pages")
+            export.write(runs, to, tmp_path)
     (tmp_path / "file").write_text("x")
     with pytest.raises(export.ExportError, match="is a file"):
         export.write(runs, "html", tmp_path / "file")
+    assert (tmp_path / "file").read_text() == "x"
+    with pytest.raises(export.ExportError, match="nothing to write: no run"):
+        export.write([], "html", tmp_path / "none.html")
 
 
 def test_markdown_holds_each_run_and_the_parquet_zip_the_three_tables(tmp_path):
