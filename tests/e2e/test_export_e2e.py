@@ -137,6 +137,31 @@ def test_a_session_with_sub_agents_reads_like_the_timeline(offline, tmp_path, sh
         assert page.requests == [out.as_uri()]
 
 
+def test_the_index_of_a_folder_export_opens_a_sub_agent_where_its_session_holds_it(browser, tmp_path, shots_dir):
+    out = export([SESSION_DIR], "html", tmp_path / "pages")
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    asked = []
+    ctx.on("request", lambda r: asked.append(r.url))
+    ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith(out.as_uri() + "/") else r.abort())
+    try:
+        page = ctx.new_page()
+        page.goto((out / "index.html").as_uri())
+        held = page.locator("a", has_text="↳ ")
+        assert held.count() >= 1
+        href = held.first.get_attribute("href")
+        session, anchor = href.split("#")
+        held.first.click()
+        page.wait_for_url(f"**/{session}#{anchor}")
+        card = page.locator(f"#{anchor}")
+        card.locator(".tv-subagent-facts").wait_for()
+        box = card.bounding_box()
+        assert box is not None and 0 <= box["y"] < 720  # scrolled to it
+        page.screenshot(path=str(shots_dir / "export_index_to_sub_agent_1280.png"))
+        assert all(url.startswith(out.as_uri() + "/") for url in asked)
+    finally:
+        ctx.close()
+
+
 def test_a_real_session_with_its_sub_agents(offline, tmp_path):
     src = shared_path("realdata", "claude_code_session", "ccv_5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
     records = [json.loads(line) for line in src.read_text().splitlines()]

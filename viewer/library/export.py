@@ -142,14 +142,27 @@ def write(runs: Iterable[tuple[dict, dict]], to: str, output) -> Written:
     return written
 
 
-def pages(runs: Iterable[tuple[dict, dict]]) -> Iterator[tuple[dict, dict, transcript.Family]]:
-    """(run, document, the document read) of the runs that get a page of their own: every
-    run but one exported together with the run that started it (a family's runs come one
-    after another), whose page holds its transcript under the call that started it."""
+def pages(runs: Iterable[tuple[dict, dict]]) -> Iterator[tuple[dict, dict, transcript.Family, list[dict]]]:
+    """(run, document, the document read, the runs its page holds) of the runs that get a
+    page of their own: every run but one exported together with the run that started it (a
+    family's runs come one after another), whose page holds its transcript under the call
+    that started it."""
     for _, group in itertools.groupby(transcript.with_families(runs), key=lambda each: id(each[1])):
         group = list(group)
-        together = {run["id"] for run, _, _ in group}
-        yield from ((run, doc, family) for run, doc, family in group if run.get("parent") not in together)
+        parent = {run["id"]: run.get("parent") for run, _, _ in group}
+
+        def top(run_id):
+            seen = set()
+            while parent.get(run_id) in parent and run_id not in seen:
+                seen.add(run_id)
+                run_id = parent[run_id]
+            return run_id
+        held: dict[str, list[dict]] = {}
+        for run, _, _ in group:
+            if parent[run["id"]] in parent:
+                held.setdefault(top(run["id"]), []).append(run)
+        yield from ((run, doc, family, held.get(run["id"], [])) for run, doc, family in group
+                    if parent[run["id"]] not in parent)
 
 
 def page_count(rows: Iterable[dict]) -> int:
@@ -168,18 +181,19 @@ def _write_pages(found: Iterator, output: Path, written: Written) -> Written:
     if len(first) == 1:
         if output.is_dir():
             raise ExportError(f"{output} is a folder: one page is written to one file (name the file)")
-        run, doc, family = first[0]
+        run, doc, family, _ = first[0]
         _replace(output, html_bytes(run, doc, family))
         written.files.append(output)
         return written
     if output.exists() and not output.is_dir():
         raise ExportError(f"{output} is a file: several pages go into a folder (name one)")
     listed = []
-    for run, doc, family in itertools.chain(first, found):
+    for run, doc, family, held in itertools.chain(first, found):
         name = f"{run['id']}.html"
         _replace(output / name, html_bytes(run, doc, family))
         written.files.append(output / name)
         listed.append((name, family.trace(run["id"])))
+        listed += [(f"{name}#run-{sub['id']}", family.trace(sub["id"])) for sub in held]
     _replace(output / "index.html", export_pages.index_page(listed).encode("utf-8"))
     written.files.append(output / "index.html")
     return written

@@ -84,7 +84,8 @@ def _run_body(family: Family, trace: dict) -> str:
     for child in runs.get(None) or ():  # runs no call names: after the timeline, each in full
         if child["id"] not in seen:
             seen.add(child["id"])
-            parts.append(f'<section class="tv-loose-run"><h2>Sub-agent run</h2>{_run_body(family, child)}</section>')
+            parts.append(f'<section class="tv-loose-run"{render.anchor_attr(child["id"])}><h2>Sub-agent run</h2>'
+                         f"{_run_body(family, child)}</section>")
     return "\n".join(p for p in parts if p)
 
 
@@ -96,7 +97,7 @@ def _card(family: Family, child: dict, seen: set) -> dict:
         return card
     seen.add(child["id"])
     runs = family.sub_agents(child)
-    card.update(items=family.items(child), patches=call_patches(child),
+    card.update(anchor=child["id"], items=family.items(child), patches=call_patches(child),
                 sub_agents={call: [_card(family, c, seen) for c in cs] for call, cs in runs.items() if call is not None})
     return card
 
@@ -153,15 +154,22 @@ INDEX_COLUMNS = [("title", "text", ""), ("format", "text", ""), ("model", "text"
 
 
 def index_page(entries: list[tuple[str, dict]], title: str = "Exported runs") -> str:
-    """A page listing exported runs, each linking to its own page: (file name, trace)."""
+    """A page listing exported runs, each linking to where it is: (file name, trace), the
+    name `page.html#run-ID` for a run held in another's page (listed under it, marked ↳)."""
     rows, links = [], []
     for name, t in entries:
         tot = t.get("totals") or {}
-        rows.append([t.get("title") or t["id"], t.get("format"), ", ".join(t.get("models") or []),
+        held = "#" in name
+        rows.append([("↳ " if held else "") + str(t.get("title") or t["id"]), t.get("format"),
+                     ", ".join(t.get("models") or []),
                      t.get("outcome"), tot.get("messages"), tot.get("requests"),
                      cost_text(tot), fmt.duration(t.get("duration_ms"))])
         links.append(name)
-    body = (render.render_heading(title, [f"{len(entries):,} run{'s' * (len(entries) != 1)}"])
+    n_pages = sum(1 for name, _ in entries if "#" not in name)
+    said = f"{len(entries):,} run{'s' * (len(entries) != 1)}"
+    if n_pages != len(entries):
+        said += f" in {n_pages:,} page{'s' * (n_pages != 1)}"
+    body = (render.render_heading(title, [said])
             + render.render_table(INDEX_COLUMNS, rows, links=links))
     return document(title, body, css=".tv-root .tv-table-wrap { max-height: none; }")
 

@@ -699,8 +699,17 @@ def _sub_agent_card(card: dict, ctx: _Ctx) -> str:
         transcript = (f'<details class="tv-subagent-run"><summary>transcript · {len(items):,} '
                       f'entr{"ies" if len(items) != 1 else "y"}</summary>'
                       f'<div class="tv-nested">{body or _EMPTY}</div></details>')
-    return (f'<div class="tv-subagent"><span class="tv-subagent-label">sub-agent</span> {link}'
-            f'<div class="tv-subagent-facts">{_esc(_short(card.get("facts"), 400))}</div>{transcript}</div>')
+    return (f'<div class="tv-subagent"{anchor_attr(card.get("anchor"))}><span class="tv-subagent-label">sub-agent'
+            f'</span> {link}<div class="tv-subagent-facts">{_esc(_short(card.get("facts"), 400))}</div>{transcript}</div>')
+
+
+_ANCHOR_RE = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
+
+
+def anchor_attr(run_id) -> str:
+    """` id="run-ID"`: where a page that stands alone holds the run `run_id` (a link from an
+    index goes to `page.html#run-ID`); nothing for an id that is not a plain word."""
+    return f' id="run-{run_id}"' if isinstance(run_id, str) and _ANCHOR_RE.match(run_id) else ""
 
 
 def render_links(links: list[tuple[str, str, str, str]]) -> str:
@@ -716,11 +725,12 @@ def render_links(links: list[tuple[str, str, str, str]]) -> str:
 
 
 _PAGE_HREF_RE = re.compile(r"[a-z]+\?[A-Za-z0-9=&_.-]+\Z")
-_FILE_HREF_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\.html\Z")
+_FILE_HREF_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\.html(#run-[A-Za-z0-9_-]{1,64})?\Z")
 
 
 def _file_href(href) -> str | None:
-    """The name of an HTML file beside the page (an exported run), else None."""
+    """The name of an HTML file beside the page (an exported run), with the place of a run
+    in it (`#run-ID`, see `anchor_attr`) or not; else None."""
     return href if isinstance(href, str) and _FILE_HREF_RE.match(href) else None
 
 

@@ -244,6 +244,18 @@ def test_html_is_a_page_for_each_run_but_those_in_the_page_of_the_run_that_start
     index = (tmp_path / "pages" / "index.html").read_text()
     assert all(f'href="{t}.html"' in index for t in top)
     assert written.runs == len(runs)
+    # Every run held in another's page is listed too, linking to its place in that page.
+    by_id = {t["id"]: t for t in cooked["traces"]}
+
+    def root(t):
+        while t["id"] in started:
+            t = by_id[t["parent"]["trace"]]
+        return t["id"]
+    for sub in started:
+        page = root(by_id[sub])
+        assert f'href="{page}.html#run-{sub}"' in index
+        assert f'id="run-{sub}"' in (tmp_path / "pages" / f"{page}.html").read_text()
+    assert f"{len(runs)} runs in {len(top)} pages" in index
     # The sub-agent's first prompt, as its file says it, is in its session's page.
     session = SAMPLES / "claude_code" / "-home-user-notes-app"
     parent = next(run["id"] for run, _ in runs if run["path"].startswith(str(session)) and not run["parent"])

@@ -638,6 +638,19 @@ def test_render_table_escapes_cells_and_keeps_only_same_page_links():
     audit(out)
 
 
+def test_a_page_beside_links_to_a_run_in_it_and_nothing_else():
+    from viewer.render.html import anchor_attr
+
+    rows = [["a"], ["b"], ["c"], ["d"], ["e"]]
+    links = ["0a1b.html", "0a1b.html#run-9f8e", "0a1b.html#javascript:alert(1)", "0a1b.html#run-x\" onclick=\"x",
+             "../up.html#run-9f"]
+    out = render_table([("run", "text", "")], rows, links=links)
+    assert [h for h in re.findall(r'href="([^"]*)"', out)] == ["0a1b.html", "0a1b.html#run-9f8e"]
+    assert "javascript" not in out and "onclick" not in out and "up.html" not in out
+    assert anchor_attr("9f8e") == ' id="run-9f8e"'
+    assert anchor_attr('x" onclick="alert(1)') == anchor_attr(None) == anchor_attr("a" * 65) == ""
+
+
 def test_a_sub_agent_card_sits_in_the_call_that_started_it_and_stays_inert():
     call = msg("m1", "tool_use", "", tool_calls=[{"name": "Task", "arguments": {"description": "look"}, "id": "call-7"},
                                                  {"name": "Read", "arguments": {"path": "x"}, "id": "call-8"}])
