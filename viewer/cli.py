@@ -374,8 +374,8 @@ def _cmd_export(args) -> int:
             say(str(p))
         found = {run["id"] for run, _ in runs}
         runs = [(run, doc) for run, doc in runs if not ids or run["id"] in ids]
-        where, count = "the inputs", len(runs)
-        pages = (lambda: export.page_count(run for run, _ in runs))
+        # for html, the pages (a run's page holds the runs it started)
+        where, count = "the inputs", export.page_count(run for run, _ in runs) if args.to == "html" else len(runs)
     else:
         lib = _library(args)
         if lib is None:
@@ -383,8 +383,11 @@ def _cmd_export(args) -> int:
         rows = [row for row in map(lib.run, ids) if row is not None]
         found = {row["id"] for row in rows}
         runs = export.library_runs(lib, ids)
-        where, count = "the library", len(found) if ids else lib.count(Scope(everything=True))
-        pages = (lambda: export.page_count(rows if ids else export.every_run(lib)))
+        where = "the library"
+        if args.to == "html":
+            count = export.page_count(rows if ids else export.every_run(lib))
+        else:
+            count = len(found) if ids else lib.count(Scope(everything=True))
     try:
         unknown = [t for t in ids if t not in found]
         if unknown:
@@ -393,7 +396,7 @@ def _cmd_export(args) -> int:
         if not count:
             say(f"traceview export: nothing to export: no run in {where}")
             return 1
-        if (bad := _export_target(args, pages() if args.to == "html" else count)) is not None:
+        if (bad := _export_target(args, count)) is not None:
             say(f"traceview export: {bad}")
             return 2
         try:

@@ -195,6 +195,23 @@ def repeated_start(items: list, before: list) -> int:
     return k if k and len(items) >= k and items[k - 1] == before[k - 1] and items[:k] == before else 0
 
 
+def common_start(sent: list, r: dict) -> int:
+    """How many leading ids of what a request sent continue the conversation of request `r`
+    (what `r` sent, then what came back). The usual case, a history that goes on from the
+    whole of it, is two slice comparisons (in C); a rewind or a compaction is walked to where
+    they part."""
+    asked, got = _ids(r, "request_messages"), _ids(r, "response_messages")
+    n = min(len(sent), len(asked))
+    if sent[:n] != (asked if n == len(asked) else asked[:n]):
+        return next(i for i, (x, y) in enumerate(zip(sent, asked)) if x != y)
+    if n < len(asked):
+        return n
+    m = min(len(sent) - n, len(got))
+    if sent[n:n + m] == got[:m]:
+        return n + m
+    return n + next(i for i, (x, y) in enumerate(zip(sent[n:], got)) if x != y)
+
+
 def _continued(sent: list, r: dict, role) -> tuple[int, int, int, int]:
     """(k, j, edited, size) of what a request sent against the conversation of request `r`
     (what `r` sent, then what came back: `size` messages): the first k messages of `sent`
@@ -203,11 +220,13 @@ def _continued(sent: list, r: dict, role) -> tuple[int, int, int, int]:
     prompt with today's date)."""
     asked, got = _ids(r, "request_messages"), _ids(r, "response_messages")
     n = len(asked) + len(got)
-    # The usual case, a plain continuation: compared in C, without copying the conversation.
-    if len(sent) >= n and repeated_start(sent, asked) == len(asked) and sent[len(asked):n] == got:
+    # Where the two start alike (the whole of it in a plain continuation), each message is
+    # the same one: the walk goes on from there.
+    k = j = common_start(sent, r)
+    if k == n:
         return n, n, 0, n
     conv = asked + got
-    k = j = edited = 0
+    edited = 0
     while k < len(sent) and j < len(conv):
         if sent[k] == conv[j]:
             k += 1

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import orjson
 
+from viewer.analysis import conversation
+
 # The family of a run listed from its input's summaries before the input is cooked (an
 # evaluation log of many samples shows its runs at once): nothing is stored under it, the run
 # is read from its file when it is opened, until the cook writes its family in its place.
@@ -37,7 +39,7 @@ def pack(doc: dict) -> bytes:
         sent = r.get("request_messages")
         p = place.get(r.get("parent_id"))
         if p is not None and p < i and isinstance(sent, list) and sent:
-            k = _common_start(sent, reqs[p])
+            k = conversation.common_start(sent, reqs[p])
             if k:
                 r = {**r, "request_messages": {"after": p, "keep": k, "add": sent[k:]}}
         packed.append(r)
@@ -57,18 +59,3 @@ def unpack(data: bytes) -> dict:
             r["request_messages"] = kept + sent["add"]
     return doc
 
-
-def _common_start(sent: list, parent: dict) -> int:
-    """How many leading ids `sent` shares with the parent request's conversation (what it
-    sent, then what came back). The usual case, a history that goes on from the whole of it,
-    is two slice comparisons (in C); a rewind or a compaction is walked to where they part."""
-    asked, got = parent.get("request_messages") or [], parent.get("response_messages") or []
-    n = min(len(sent), len(asked))
-    if sent[:n] != (asked if n == len(asked) else asked[:n]):
-        return next(i for i, (x, y) in enumerate(zip(sent, asked)) if x != y)
-    if n < len(asked):
-        return n
-    m = min(len(sent) - n, len(got))
-    if sent[n:n + m] == got[:m]:
-        return n + m
-    return n + next(i for i, (x, y) in enumerate(zip(sent[n:], got)) if x != y)
