@@ -369,6 +369,9 @@ def _ansi_html(text: str) -> str:
 
 _MD = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": False, "typographer": False})
 _MD.enable(["table", "strikethrough"])
+# A line "[label]: text" is a link reference definition to Markdown, which is never shown: a
+# grader's prompt ("[Expert]: bathtub") would lose its answer. Trace text is read as written.
+_MD.disable("reference")
 
 
 def _md_code(self, tokens, idx, options, env):  # noqa: ARG001 - renderer signature

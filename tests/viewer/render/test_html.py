@@ -259,6 +259,15 @@ def test_markdown_links_and_images():
     assert "[image: pic]" in out
 
 
+def test_a_line_that_looks_like_a_link_definition_is_shown():
+    # A grader's prompt as Inspect's model_graded_fact writes it: to Markdown the middle line
+    # is a link reference definition, which is never displayed.
+    content = "[Question]: Where is the ball?\n***\n[Expert]: bathtub\n***\n[Submission]: the box [Expert]"
+    out = render_messages([item(msg("m", "user", content))])
+    assert "[Expert]: bathtub" in html.unescape(re.sub(r"<[^>]+>", "", out))
+    assert not any(tag == "a" for tag, _ in audit(out).tags)
+
+
 # ---------------------------------------------------------------------------
 # structure
 # ---------------------------------------------------------------------------
