@@ -177,8 +177,12 @@ class DocumentBuilder:
         order = sorted(range(len(reqs)), key=lambda i: (reqs[i]["timestamp"] is None, reqs[i]["timestamp"] or 0, i))
         reqs = [reqs[i] for i in order]
         if synthetic:
-            for n, r in enumerate(reqs):
-                r["_parent"] = reqs[n - 1] if n else None
+            last = None  # the last request that continued the conversation
+            for r in reqs:
+                if r["_own_request"]:
+                    r["_parent"] = None
+                    continue
+                r["_parent"], last = last, r
         else:
             parents = assign_parents([(r["model"], r["request_messages"], r["response_messages"],
                                        frozenset(r["tools"])) for r in reqs])
@@ -242,7 +246,7 @@ class DocumentBuilder:
             cost, price_info = pricing.price(c.model, c.provider, u, c.timestamp)
             cost_source = price_info["source"] if price_info else None
         return {
-            "_own_id": c.id, "_synthetic": False, "_parent": None,
+            "_own_id": c.id, "_synthetic": False, "_own_request": False, "_parent": None,
             "id": None, "parent_id": None, "timestamp": c.timestamp,
             "request_messages": request_ids if request_ids is not None else self.intern_messages(c.request_messages),
             "response_messages": [self.intern_message(m) for m in c.response_messages],
@@ -271,12 +275,17 @@ class DocumentBuilder:
             j = i + 1
             while j < len(msgs) and msgs[j].role in MODEL_ROLES and j not in parsed.turns:
                 j += 1
-            call = Call(request_messages=[], response_messages=msgs[i:j], tools=tools,
-                        id=f"{tid}:{n}", timestamp=turn.timestamp,
+            own = turn.request_messages
+            call = Call(request_messages=own if isinstance(own, list) else [], response_messages=msgs[i:j],
+                        tools=tools, id=f"{tid}:{n}", timestamp=turn.timestamp,
                         model=turn.model or (parsed.models[0] if parsed.models else None),
                         provider=parsed.meta.get("provider"), duration_ms=turn.duration_ms,
                         usage=turn.usage, cost=turn.cost, stop_reason=turn.stop_reason, error=turn.error)
-            r = self._cook_call(intake.call(call), tid, request_ids=list(history))
+            call = intake.call(call)
+            r = self._cook_call(call, tid, request_ids=None if isinstance(own, list) else list(history))
+            # A turn that sent its own messages (not the conversation so far) starts a tree of
+            # its own; the others continue the turn before.
+            r["_own_request"] = isinstance(own, list)
             r["_synthetic"] = True
             out.append(r)
             history.extend(r["response_messages"])
@@ -297,7 +306,7 @@ class DocumentBuilder:
                 tc = msgs[mid]["tool_calls"]
                 if tc:
                     calls += len(tc)
-            if not r["_synthetic"]:  # a synthetic request's history is the timeline's
+            if not r["_synthetic"] or r["_own_request"]:  # a synthetic request's history is the timeline's
                 # A request usually repeats the messages of the one before (seen already) and
                 # adds a few: only those are added.
                 ids = r["request_messages"]

@@ -721,16 +721,20 @@ class _Sample:
             span = spans.get(ev.get("span_id")) if isinstance(ev.get("span_id"), str) else None
             trace.messages.append(Message("system", f"Model call outside the conversation{f' ({span})' if span else ''}",
                                           extra={"kind": "inspect_model_call"}))
+            sent: list[Message] = []  # the call's request: what it was sent, not the conversation
             for k, m in enumerate(self._event_input(ev)):
+                parsed = self.message(m, f"/events/input/{k}")
+                sent += parsed
                 if isinstance(m, dict) and m.get("role") != "system" and json_text(self.resolve(m)) not in seen:
-                    trace.messages += self.message(m, f"/events/input/{k}")
+                    trace.messages += parsed
             start = len(trace.messages)
             out = self._output_message(ev)
             new = self.message(out, "/events/output/choices/0/message") if out is not None else []
             if not new:
                 new = [Message("assistant", "")]  # keeps the call's accounting
             trace.messages += new
-            trace.turns[start] = self.turn(ev, out)
+            turn = trace.turns[start] = self.turn(ev, out)
+            turn.request_messages = sent or None
 
     def _event_input(self, ev: dict) -> list:
         inp = ev.get("input")

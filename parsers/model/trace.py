@@ -70,6 +70,9 @@ class Turn:
     cost: float | None = None
     stop_reason: str | None = None
     error: str | None = None
+    # What the turn's request sent, when the file says and it is not the conversation so far
+    # (a model-graded scorer's call: its own prompt); None: the trajectory's messages before it.
+    request_messages: list[Message] | None = None
 
 
 @dataclass

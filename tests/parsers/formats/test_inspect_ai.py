@@ -209,6 +209,15 @@ def test_a_model_graded_scorer_shows_its_call_after_the_conversation(realdata):
     assert "scorer model_graded_fact" in msgs[-3]["content"]
     assert msgs[-1]["content"] == grader["output"]["completion"]
     assert t["scorecard"]["scores"][0]["explanation"] == s["scores"]["model_graded_fact"]["explanation"]
+    # Its request is what the scorer sent (the grading prompt), a tree of its own: not the
+    # agent's conversation continued.
+    by_id = {m["id"]: m for m in doc["messages"]}
+    reqs = {r["id"]: r for r in doc["requests"]}
+    graded = next(reqs[r] for r in t["requests"] if reqs[r]["usage"]["input"] == grader["output"]["usage"]["input_tokens"])
+    assert [(by_id[m]["role"], by_id[m]["content"]) for m in graded["request_messages"]] == [
+        (m["role"], s["attachments"].get(m["content"].removeprefix("attachment://"), m["content"]))
+        for m in grader["input"]]
+    assert graded["parent_id"] is None
 
 
 # -- listing and opening runs ------------------------------------------------------------
