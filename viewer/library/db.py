@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _PLACEHOLDER = re.compile(r"\?")
 
@@ -116,7 +116,6 @@ def _schema(d: Dialect) -> list[str]:
         "CREATE INDEX IF NOT EXISTS traces_family ON traces (family)",
         "CREATE INDEX IF NOT EXISTS traces_started ON traces (started_at)",
         "CREATE INDEX IF NOT EXISTS traces_cost ON traces (cost)",
-        "CREATE INDEX IF NOT EXISTS traces_task ON traces (task)",
         "CREATE INDEX IF NOT EXISTS traces_grp ON traces (grp)",
         f"""CREATE TABLE IF NOT EXISTS blobs (
             family TEXT PRIMARY KEY,
@@ -272,7 +271,13 @@ _CONTENT_KEYS = (
     "UPDATE traces SET family = family || ':' || COALESCE((SELECT substr(digest, 1, 16) FROM inputs "
     "WHERE inputs.id = traces.input_id), '')",
 )
-MIGRATIONS: dict[tuple[str, int], tuple[str, ...]] = {("sqlite", 1): _CONTENT_KEYS, ("postgresql", 1): _CONTENT_KEYS}
+# Schema 2 indexed `traces.task`: PostgreSQL refuses an index entry over about 2.7 KB, and a
+# task can be a long first prompt, so one such run stopped a whole index there. The task filter
+# and sort read few enough rows without it.
+_NO_TASK_INDEX = ("DROP INDEX IF EXISTS traces_task",)
+MIGRATIONS: dict[tuple[str, int], tuple[str, ...]] = {
+    ("sqlite", 1): _CONTENT_KEYS, ("postgresql", 1): _CONTENT_KEYS,
+    ("sqlite", 2): _NO_TASK_INDEX, ("postgresql", 2): _NO_TASK_INDEX}
 
 
 class SQLiteDatabase(Database):

@@ -472,6 +472,30 @@ def test_a_library_of_schema_1_is_migrated(tmp_path):
     again.close()
 
 
+def test_a_run_whose_task_is_a_long_prompt_is_indexed_and_filtered_by_it(library, tmp_path):
+    # A Claude Code session's task is its first prompt: here 9,000 characters that do not
+    # compress (PostgreSQL refused such a value in an index and the whole index stopped).
+    words = [hashlib.sha256(str(i).encode()).hexdigest()[:9] for i in range(900)]
+    prompt = " ".join(words)
+    records = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s-long", "timestamp": "2026-01-01T00:00:00Z",
+         "message": {"role": "user", "content": prompt}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s-long", "requestId": "r1",
+         "timestamp": "2026-01-01T00:00:05Z",
+         "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5",
+                     "content": [{"type": "text", "text": "done"}], "usage": {"input_tokens": 5, "output_tokens": 1}}},
+    ]
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "s-long.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    chat_log(folder / "other.jsonl", "hello")
+    library.index([folder])
+    (tid,) = {t["id"] for t in pipeline.cook_paths([folder / "s-long.jsonl"])[0]["traces"]}
+    assert {r["id"] for r in library.runs(RunsQuery(), EVERYTHING).rows} == ids_of(folder)
+    got = library.runs(RunsQuery(tasks=[prompt]), EVERYTHING).rows
+    assert [(r["id"], r["task"]) for r in got] == [(tid, prompt)]
+
+
 def test_a_file_edited_in_one_place_keeps_the_texts_the_edit_left_alone(library, tmp_path):
     """An edit to a file's first record gives its run another id (the trace id rule); the
     pieces of text the edit did not touch stay the same rows all the same, and only the
