@@ -88,19 +88,23 @@ def test_appended_lines_show_on_the_open_timeline_without_a_reload(served, brows
         ctx.close()
 
 
-def test_a_reader_further_up_keeps_the_place_and_gets_a_marker(served, page, shots_dir):
+# The first page, and the page before the last (the reader is within a page's length of the
+# end, not on the last page).
+@pytest.mark.parametrize("msg,first", [(1, 1), (40, 26)])
+def test_a_reader_further_up_keeps_the_place_and_gets_a_marker(served, page, shots_dir, msg, first):
     from playwright.sync_api import expect
 
     server, session = served
     with session.open("ab") as f:
         f.write(session_lines(5, 56))  # 60 messages: three pages of 25
-    page.goto(f"{server.url}/timeline?trace={trace_id()}&per_page=25&msg=1")
-    page.locator("#msg-1").get_by_text("live question number 1", exact=True).wait_for()
-    page.get_by_text("Entries 1–25 of 60").wait_for()
+    page.goto(f"{server.url}/timeline?trace={trace_id()}&per_page=25&msg={msg}")
+    page.locator(f"#msg-{msg}").get_by_text(f"live {'question' if msg % 2 else 'answer'} number {msg}",
+                                            exact=True).wait_for()
+    page.get_by_text(f"Entries {first}–{first + 24} of 60").wait_for()
     seconds = append_and_time(page, session, 61, 3, "3 new messages below")
-    page.screenshot(path=str(shots_dir / "live-marker-1400x1000.png"))
+    page.screenshot(path=str(shots_dir / f"live-marker-msg{msg}-1400x1000.png"))
     assert seconds < LIVE_S
-    assert page.get_by_text("Entries 1–25 of 63").is_visible()  # the reader's page stays
+    assert page.get_by_text(f"Entries {first}–{first + 24} of 63").is_visible()  # the reader's page stays
     page.get_by_role("button", name=re.compile("3 new messages below")).click()
     page.wait_for_url(re.compile(r".*msg=61.*"))
     page.locator("#msg-61").get_by_text("live question number 61", exact=True).wait_for()

@@ -83,7 +83,8 @@ def _arrivals(view: tuple, content: str, n: int) -> int | None:
     if new is not None and new[0] != view:
         new = ss["tv_new"] = None
     if was is not None and was[0] == view and was[1] != content and n > was[2]:
-        if _current() > was[2] - _page_size():  # the last page was being read
+        starts = ss.get("tv_page_starts")  # of the pages as last drawn (this view, before the growth)
+        if _current() >= (starts[-1] if starts else 1):  # the last page was being read
             _set_msg(n, focus=False)
             new = ss["tv_new"] = None
         elif new is None:
