@@ -17,28 +17,31 @@ def by_task(df: pd.DataFrame) -> pd.DataFrame:
     success"); `pair` the two runs Compare opens for it (the first run of the first two models
     that ran it; a task one model ran twice: those two runs)."""
     sub = df[df["task"].notna() & df["model"].notna()]
+    scores = sub["score"].tolist() if "score" in sub else [None] * len(sub)
+    # One pass over the rows (a groupby with a mask per task and model took seconds for a
+    # few hundred tasks of a few dozen models).
+    tasks: dict = {}  # task -> model -> [(id, outcome, score)] in the frame's order
+    for task, model, rid, outcome, score in zip(sub["task"], sub["model"], sub["id"], sub["outcome"], scores):
+        tasks.setdefault(task, {}).setdefault(model, []).append((rid, outcome, score))
     models = list(dict.fromkeys(sub["model"]))
     rows = []
-    for task, runs in sub.groupby("task", sort=False):
-        row = {"task": task, "runs": len(runs)}
-        firsts = []
+    for task, per in tasks.items():
+        row = {"task": task, "runs": sum(len(v) for v in per.values())}
         for m in models:
-            mine = runs[runs["model"] == m]
-            if len(mine):
-                firsts.append(mine["id"].iloc[0])
-            row[m] = _cell(mine) if len(mine) else None
-        pair = firsts[:2] if len(firsts) >= 2 else list(runs["id"])[:2]
+            row[m] = _cell(per[m]) if m in per else None
+        firsts = [per[m][0][0] for m in models if m in per]
+        pair = firsts[:2] if len(firsts) >= 2 else [rid for rid, _, _ in next(iter(per.values()))][:2]
         row["pair"] = tuple(pair) if len(pair) == 2 else None
         rows.append(row)
     return pd.DataFrame(rows, columns=["task", "runs", *models, "pair"])
 
 
-def _cell(runs: pd.DataFrame) -> str:
-    outcomes = list(runs["outcome"].fillna("unknown"))
+def _cell(runs: list[tuple]) -> str:
+    outcomes = [o if isinstance(o, str) else "unknown" for _, o, _ in runs]
     text = outcomes[0] if len(outcomes) == 1 else f"{outcomes.count('success')} of {len(outcomes)} success"
-    score = runs["score"].dropna() if "score" in runs else pd.Series(dtype=float)
-    if len(score):
-        text += f" · {score.mean():.3g}"
+    score = [s for _, _, s in runs if s is not None and not pd.isna(s)]
+    if score:
+        text += f" · {sum(score) / len(score):.3g}"
     return text
 
 
