@@ -32,7 +32,10 @@ GAP = -0.5  # score of a step paired with nothing; two gaps (-1) never beat a pa
 NW_MAX_CELLS = 1_000_000  # larger stretches (about a second's work) are aligned by coarse keys only
 SIM_CHARS = 2000  # characters of text / arguments compared for similarity
 SAME, SIMILAR, DIFFERS, LEFT_ONLY, RIGHT_ONLY = "same", "similar", "differs", "left only", "right only"
-SIMILAR_AT = 0.75
+# Two steps are "similar" when their texts are this alike (rapidfuzz's ratio, 0..1) and not
+# short: two answers such as "31250" and "31375" share letters, not meaning.
+SIMILAR_AT = 0.8
+SIMILAR_MIN_CHARS = 16
 
 
 @dataclass
@@ -148,7 +151,9 @@ def _pair_score(a: Step, b: Step) -> float | None:
 def _status(a: Step, b: Step, sim: float) -> str:
     if a.key == b.key:
         return SAME
-    return SIMILAR if sim >= SIMILAR_AT else DIFFERS
+    alike = 2.0 * sim - 1.0  # `similarity` maps the text ratio r of steps of one kind to 0.5 + 0.5 r
+    long_enough = max(len(a.short), len(b.short)) >= SIMILAR_MIN_CHARS
+    return SIMILAR if alike >= SIMILAR_AT and long_enough else DIFFERS
 
 
 def _gaps(left: list[Step], right: list[Step]) -> list[Row]:

@@ -110,6 +110,16 @@ def test_near_match_of_arguments_pairs_as_similar():
     assert [r.status for r in rows] == [SAME, SAME, SIMILAR, SAME]
 
 
+def test_two_short_answers_that_share_digits_differ():
+    # "31250" and "31375" are 60% alike letter by letter: different answers all the same.
+    rows = cd.align_sides(side(("user", "Sum the list"), ("assistant", "31250")),
+                          side(("user", "Sum the list"), ("assistant", "31375")))
+    assert [r.status for r in rows] == [SAME, DIFFERS]
+    rows = cd.align_sides(side(("user", "Sum the list"), ("assistant", "The sum of the list is 31250.")),
+                          side(("user", "Sum the list"), ("assistant", "The sum of the list is 31251.")))
+    assert [r.status for r in rows] == [SAME, SIMILAR]
+
+
 def test_different_tools_in_the_same_place_share_a_row_as_differing():
     rows = cd.align_sides(run(READ, LS, TEST), run(READ, GREP, TEST))
     assert shape(rows)[2] == ("tool bash", DIFFERS, "tool grep")
