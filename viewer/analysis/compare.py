@@ -303,9 +303,7 @@ def side_stats(side: Side) -> dict:
     t = side.trace
     tot = t.get("totals") or {}
     users = sum(1 for mid in t.get("timeline") or () if (side.messages.get(mid) or {}).get("role") == "user")
-    cost = tot.get("cost")
-    if cost is None:
-        cost = tot.get("stated_cost")
+    cost = fmt.run_cost(tot)
     # Zero tokens in the totals of a trace that never recorded usage mean "not known".
     known = any((side.requests.get(r) or {}).get("usage") for r in t.get("requests") or ())
     return {

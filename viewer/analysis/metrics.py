@@ -18,7 +18,7 @@ from parsers.model import Scorecard
 from viewer.analysis.conversation import build_items, in_time_order
 from viewer.analysis.per_run import TOKEN_KINDS, has_scorecard, model_usage, number, trace_requests
 from viewer.analysis.requests import USAGE_KINDS
-from viewer.render.fmt import chart_labels, chart_text, duration, usage_known
+from viewer.render.fmt import chart_labels, chart_text, duration, run_cost, usage_known
 
 TOKEN_LABELS = {"input": "input", "output": "output", "cache_read": "cache read", "cache_write": "cache write",
                 "reasoning": "reasoning"}
@@ -206,7 +206,7 @@ def per_trace(traces: list[dict]) -> pd.DataFrame:
                      "model": (t.get("models") or [None])[0], "outcome": t.get("outcome") or "unknown",
                      "requests": tot.get("requests") or 0,
                      **{k: (tot.get(k) or 0) if known else None for k in TOKEN_KINDS},
-                     "cost": tot.get("cost"), "unpriced": tot.get("unpriced_requests") or 0,
+                     "cost": run_cost(tot), "unpriced": tot.get("unpriced_requests") or 0,
                      "errors": tot.get("errors") or 0, "duration_ms": t.get("duration_ms")})
     df = pd.DataFrame(rows, columns=["id", "title", "format", "model", "outcome", "requests", *TOKEN_KINDS,
                                      "cost", "unpriced", "errors", "duration_ms"])

@@ -97,12 +97,17 @@ def run_facts(trace: dict) -> str:
 
 
 def cost_text(tot: dict) -> str:
-    """The run's cost as its totals give it: computed, else as the file states it, else none."""
+    """The run's cost (`fmt.run_cost`): as the file states it (with what its usage is priced
+    at, when that differs), else computed, else none."""
     unpriced = tot.get("unpriced_requests") or 0
-    if tot.get("cost") is not None:
-        text = fmt.cost(tot["cost"])
-    elif tot.get("stated_cost") is not None:
+    priced = tot.get("cost")
+    if tot.get("stated_cost") is not None:
         text = f"{fmt.cost(tot['stated_cost'])} as the file states"
+        if priced is not None and fmt.cost(priced) != fmt.cost(tot["stated_cost"]):
+            text += f" (its usage priced: {fmt.cost(priced)})"
+        return text
+    if priced is not None:
+        text = fmt.cost(priced)
     else:
         text = "no prices"
     return text + (f" ({unpriced} unpriced)" if unpriced else "")

@@ -280,7 +280,7 @@ def _trace_row(t: dict, pos: int, family: str, group, origin: str, stub_json: st
     return (t["id"], family, parent, pos, t.get("title") or t["id"], t.get("task"), t.get("format"),
             ", ".join(models) or None, "".join(f"|{model_key(m)}|" for m in models) or None,
             _iso(t.get("started_at")), t.get("duration_ms"), t.get("outcome"), per_run.headline(scores),
-            orjson.dumps(scores).decode() if scores else None, tot.get("cost"), fmt.total_tokens(tot),
+            orjson.dumps(scores).decode() if scores else None, fmt.run_cost(tot), fmt.total_tokens(tot),
             tot.get("requests"), tot.get("messages"), tot.get("errors"), len(t.get("problems") or []), group, origin,
             stub_json)
 

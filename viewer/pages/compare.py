@@ -136,7 +136,7 @@ def _runs_picker(traces: list[dict]) -> None:
                         "model": ", ".join(t.get("models") or []) or "—", "outcome": t.get("outcome") or "—",
                         "format": t.get("format") or "—",
                         "tool calls": int((t.get("totals") or {}).get("tool_calls") or 0),
-                        "cost": fmt.cost((t.get("totals") or {}).get("cost"))} for t in traces])
+                        "cost": fmt.cost(fmt.run_cost(t.get("totals")))} for t in traces])
     # Its own bordered box, so that the grid's toolbar (drawn above its top edge) stays clear of the
     # pickers.
     with st.container(border=True):

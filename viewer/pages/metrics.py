@@ -124,16 +124,19 @@ def _totals(trace: dict, tot: dict) -> None:
                     + (f" · {without} requests without usage" if without > 0 else ""))
     unpriced = tot["unpriced_requests"]
     stated = (trace.get("totals") or {}).get("stated_cost")
-    if tot["cost"] is not None:
-        cost = fmt.cost(tot["cost"]) + (" +" if unpriced else "")
-    elif stated is not None:
+    if stated is not None:  # the run's cost is the file's (`fmt.run_cost`)
         cost = fmt.cost(stated)
+    elif tot["cost"] is not None:
+        cost = fmt.cost(tot["cost"]) + (" +" if unpriced else "")
     else:
         cost = "unpriced" if unpriced else fmt.MISSING
     m[3].metric("Cost", cost,
-                help=(f"{unpriced} of {tot['requests']} requests could not be priced and are not in this "
+                help=("as the file states it" + (f"; its requests' usage priced comes to {fmt.cost(tot['cost'])}"
+                                                 if tot["cost"] is not None else " (its requests carry no usage "
+                                                                                 "to price)")
+                      if stated is not None
+                      else f"{unpriced} of {tot['requests']} requests could not be priced and are not in this "
                       "total" if unpriced else "every request with usage priced" if tot["cost"] is not None
-                      else "as the file states it (its requests carry no usage to price)" if stated is not None
                       else fmt.NO_USAGE))
     m[4].metric("Duration", fmt.duration(tot["duration_ms"]))
     m[5].metric("Tool calls", f"{tot['tool_calls']:,}",

@@ -329,7 +329,7 @@ def _sub_agent_cards(col, trace: dict) -> dict:
         tot = child.get("totals") or {}
         facts = [f"{tot.get('messages', 0):,} messages", f"{tot.get('requests', 0):,} requests",
                  f"tokens {fmt.tokens_summary(tot)}",
-                 fmt.cost(tot["cost"]) if tot.get("cost") is not None else "no prices",
+                 transcript.cost_text(tot),
                  fmt.duration(child.get("duration_ms")), f"outcome {child.get('outcome') or 'unknown'}"]
         card = {"href": "?" + urlencode({"trace": child["id"]}), "title": child.get("title") or child["id"],
                 "facts": " · ".join(facts)}
@@ -350,14 +350,10 @@ def _header(col, trace: dict, everything: list, n_msgs: int) -> None:
             fmt.when(trace.get("started_at")) if trace.get("started_at") else None]
     n_calls = sum(len(conv._calls(it["message"])) for it in everything)
     errors = sum(1 for it in everything if conv.is_error(it))
-    unpriced = tot.get("unpriced_requests") or 0
     stats = [f"**{tot.get('requests', 0):,}** requests", f"**{n_msgs:,}** messages",
              f"**{n_calls:,}** tool calls",
              f"tokens **{fmt.tokens_summary(tot)}**",
-             (f"**{fmt.cost(tot.get('cost'))}**" if tot.get("cost") is not None
-              else f"**{fmt.cost(tot['stated_cost'])}** as the file states" if tot.get("stated_cost") is not None
-              else "no prices")
-             + (f" ({unpriced} unpriced)" if unpriced else ""),
+             transcript.cost_text(tot),
              f"**{fmt.duration(trace.get('duration_ms'))}**",
              f"outcome **{trace.get('outcome') or 'unknown'}**",
              f":red[**{errors:,}** error{'s' * (errors != 1)}]" if errors else "no errors"]

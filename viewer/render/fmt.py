@@ -202,6 +202,15 @@ def total_tokens(totals: dict) -> int | None:
     return sum(int(totals.get(k) or 0) for k in TOKEN_KINDS)
 
 
+def run_cost(totals: dict):
+    """A run's cost: the total its file states when it states one (the tool that ran it knew
+    its prices), else the sum of its requests' costs (priced from usage where the file gives
+    none); None when neither is known. Every page, table and export shows this one."""
+    totals = totals or {}
+    stated = totals.get("stated_cost")
+    return stated if stated is not None else totals.get("cost")
+
+
 def usage_tokens(totals: dict, kind: str) -> int | None:
     """One kind of token of a trace's totals; None when no usage was recorded."""
     return int(totals.get(kind) or 0) if usage_known(totals) else None

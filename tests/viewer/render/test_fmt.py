@@ -88,3 +88,15 @@ def test_missing_cells_never_read_none():
     html = fmt.grid(df, {"cost": fmt.cost, "tokens": fmt.tokens}).to_html()
     assert "None" not in html and "nan" not in html.lower().replace("nan-", "") and "<NA>" not in html
     assert html.count("—") == 3 and "$0.50" in html and "1.2k" in html
+
+
+def test_a_runs_cost_is_the_files_when_it_states_one():
+    from viewer.analysis.transcript import cost_text
+
+    # An ATIF trajectory states 3.1485 for the whole trial; its steps' usage prices at 2.77248.
+    both = {"cost": 2.77248, "stated_cost": 3.1485, "unpriced_requests": 0}
+    assert fmt.run_cost(both) == 3.1485
+    assert cost_text(both) == "$3.15 as the file states (its usage priced: $2.77)"
+    assert fmt.run_cost({"cost": 0.5, "unpriced_requests": 1}) == 0.5
+    assert cost_text({"cost": 0.5, "unpriced_requests": 1}) == "$0.50 (1 unpriced)"
+    assert fmt.run_cost({"cost": None}) is None and cost_text({"cost": None}) == "no prices"
