@@ -27,7 +27,7 @@ import orjson
 import pandas as pd
 
 from viewer.analysis.per_run import trace_requests
-from viewer.render.fmt import chart_text, when
+from viewer.render.fmt import chart_text, cost as fmt_cost, when
 
 KINDS = ("root", "continuation", "fork", "side call", "sub-agent")
 KIND_COLORS = {"root": "#1f77b4", "continuation": "#7f7f7f", "fork": "#d62728", "side call": "#9467bd",
@@ -462,4 +462,4 @@ def _dur(ms) -> str:
 def _cost(c) -> str:
     if c is None or pd.isna(c):
         return "unpriced"
-    return f"${c:.4f}"
+    return fmt_cost(c)

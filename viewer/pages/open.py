@@ -146,6 +146,7 @@ def _samples() -> None:
 RUN_COLUMNS = ["title", "task", "format", "model", "messages", "requests", "tokens", "cost", "outcome",
                "duration", "errors", "problems", "source"]
 RUN_LABELS = {c: c.capitalize() for c in RUN_COLUMNS} | {"source": "Opened as"}
+RUN_TEXT_MAX_PX = {"title": 300, "task": 160, "model": 200}
 SORT_LABELS = {"file": "File order", "started": "Start time", "title": "Title", "task": "Task", "format": "Format",
                "model": "Model", "outcome": "Outcome", "score": "Score", "cost": "Cost", "tokens": "Tokens",
                "requests": "Requests", "messages": "Messages", "duration": "Duration", "errors": "Errors",
@@ -373,12 +374,19 @@ def _table(df: pd.DataFrame) -> None:
         "messages": st.column_config.NumberColumn("Messages", width="small"),
         "requests": st.column_config.NumberColumn("Requests", width="small"),
         "tokens": st.column_config.NumberColumn("Tokens", format="compact", width="small"),
-        "cost": st.column_config.NumberColumn("Cost", format="$%.4f", width="small"),
+        # Three significant digits (the grid's printf reads %g as JavaScript's toPrecision,
+        # trailing zeros dropped): "$0.000044", "$0.27", "$12.3"; "%.4f" showed "$0.0000".
+        "cost": st.column_config.NumberColumn("Cost", format="$%.3g", width="small"),
         "errors": st.column_config.NumberColumn("Errors", width="small"),
         "problems": st.column_config.NumberColumn("Problems", width="small"),
     })
     for name, label in RUN_LABELS.items():
         config[name]["label"] = label
+    # Long titles and tasks (a first prompt) keep the other columns in a 1,400 px window; a
+    # clipped cell shows its whole text when clicked.
+    for name, most in RUN_TEXT_MAX_PX.items():
+        if config[name].get("width"):
+            config[name]["width"] = min(config[name]["width"], most)
     event = st.dataframe(shown, key="tv_runs", hide_index=True, on_select="rerun", selection_mode="single-row",
                          placeholder=MISSING, column_order=columns, column_config=config)
     rows = event.selection.rows if event is not None else []

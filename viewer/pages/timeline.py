@@ -368,16 +368,17 @@ def _header(col, trace: dict, everything: list, n_msgs: int) -> None:
     patches = transcript.patches(trace)
     if not probs and not patches:
         return
-    c_probs, c_patches = st.columns(2)
+    # One above the other, each the page's width: a patch opened in half the page wrapped
+    # every line of its diff.
     if probs:
-        with c_probs.expander(f"{len(probs)} problem{'s' * (len(probs) != 1)} while reading this trace",
+        with st.expander(f"{len(probs)} problem{'s' * (len(probs) != 1)} while reading this trace",
                               icon=":material/warning:"):
             from viewer.pages.open import problems_frame  # pandas only when there are problems
 
             st.dataframe(fmt.visible_frame(problems_frame(probs)), hide_index=True)
     if patches:
         # Built only once opened (a long session holds a hundred highlighted patches).
-        box = c_patches.expander(f"{len(patches)} patch{'es' * (len(patches) != 1)}", icon=":material/difference:",
+        box = st.expander(f"{len(patches)} patch{'es' * (len(patches) != 1)}", icon=":material/difference:",
                                  key="tv_patches_open", on_change="rerun")
         if not box.open:
             return

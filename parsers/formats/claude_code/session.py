@@ -412,7 +412,8 @@ def _describe(trace: ParsedTrace, run: Run, steps: list[Step]) -> None:
                if m.role == "user" and m.content.strip() and not (m.extra or {}).get("injected")
                and not (m.extra or {}).get("compaction_summary")]
     words = next(filter(None, map(_words, prompts)), None)
-    trace.task = prompts[0] if prompts else None
+    # The task is what the user first asked, as typed: a slash command without its tags.
+    trace.task = words or (prompts[0] if prompts else None)
     title = next((run.titles[k] for k in ("custom-title", "ai-title", "summary") if run.titles.get(k)), words)
     if title is not None and title.strip():
         first = title.strip().splitlines()[0]

@@ -382,6 +382,22 @@ def test_agent_file_alone_is_a_run_of_its_own():
     assert t["totals"]["requests"] == per_response_usage(lines(AGENT))[0]
 
 
+def test_a_session_begun_with_a_slash_command_has_the_command_as_typed_for_task_and_title():
+    records = [
+        {"type": "user", "uuid": "u0", "parentUuid": None, "sessionId": "s-cmd", "timestamp": "2026-01-01T00:00:00Z",
+         "message": {"role": "user", "content": "<command-message>beads:create</command-message>\n"
+                                                "<command-name>/beads:create</command-name>\n"
+                                                "<command-args>a plan for the parser</command-args>"}},
+        {"type": "assistant", "uuid": "a0", "parentUuid": "u0", "sessionId": "s-cmd", "requestId": "r0",
+         "timestamp": "2026-01-01T00:00:02Z",
+         "message": {"id": "m0", "role": "assistant", "model": "claude-sonnet-4-5",
+                     "content": [{"type": "text", "text": "ok"}], "usage": {"input_tokens": 3, "output_tokens": 1}}},
+    ]
+    doc, _ = upload("".join(json.dumps(r) + "\n" for r in records))
+    (t,) = doc["traces"]
+    assert t["task"] == t["title"] == "/beads:create a plan for the parser"
+
+
 def test_runs_are_referred_to_by_their_own_ids():
     """A session is referred to by its session id and its sub-agents point at it with the call
     that started them; a sub-agent file read on its own by its agent id, pointing at the
