@@ -181,7 +181,9 @@ def test_the_runs_table_shows_a_dash_for_missing_values(monkeypatch, fresh_store
     cols = json.loads(grid.proto.columns)
     longest = max(len(t) for t in grid.value["title"])
     assert cols["title"]["label"] == "Title"
-    assert cols["title"]["width"] >= min(520, 7 * longest)  # sized to its content, not "medium"
+    # Sized to its content, not "medium", up to the bound that keeps the other columns in view.
+    assert cols["title"]["width"] >= min(open_page.RUN_TEXT_MAX_PX["title"], 7 * longest)
+    assert cols["title"]["width"] <= open_page.RUN_TEXT_MAX_PX["title"]
 
 
 def test_the_filters_popover_narrows_the_table_and_says_what_is_set(monkeypatch, tmp_path, fresh_store):
