@@ -188,8 +188,14 @@ def _write_pages(found: Iterator, output: Path, written: Written) -> Written:
     if output.exists() and not output.is_dir():
         raise ExportError(f"{output} is a file: several pages go into a folder (name one)")
     listed = []
+    taken: set[str] = set()
     for run, doc, family, held in itertools.chain(first, found):
-        name = f"{run['id']}.html"
+        # Two files may hold runs of one id (a log written as .eval and as .json): each its page.
+        name, n = f"{run['id']}.html", 1
+        while name in taken:
+            n += 1
+            name = f"{run['id']}-{n}.html"
+        taken.add(name)
         _replace(output / name, html_bytes(run, doc, family))
         written.files.append(output / name)
         listed.append((name, family.trace(run["id"])))

@@ -120,16 +120,14 @@ def cook_batch(files: list[FileStat], origin: str = "path", texts: bool = True, 
     messages = {m["id"]: m for m in doc["messages"]}
     requests = {r["id"]: r for r in doc["requests"]}
     tools = {t["id"]: t for t in doc["tools"]}
-    traces = {t["id"]: t for t in doc["traces"]}
     groups = doc.get("groups") or []
     z = _zstd()
     per_file: dict[str, dict] = {}
-    for entry in doc["inputs"]:
+    for entry, mine in zip(doc["inputs"], _traces_of_inputs(doc)):
         # A zip member is named "dir/x.zip!member": the zip is its input.
         f = by_name.get(entry["name"]) or by_name.get(entry["name"].partition("!")[0])
         if f is None:  # a problem of the listing itself (no file behind it)
             continue
-        mine = [traces[t] for t in entry["traces"] if t in traces]
         ids = {t["id"] for t in mine}
         my_groups = [g for g in groups if ids.intersection(s for s in g.get("sides") or () if isinstance(s, str))]
         item = per_file.get(f.path)
@@ -212,6 +210,23 @@ def _families(mine: list[dict]) -> dict[str, list[dict]]:
     for t in mine:
         fams.setdefault(root(t), []).append(t)
     return fams
+
+
+def _traces_of_inputs(doc: dict) -> list[list[dict]]:
+    """Each input's cooked traces, input by input. Two inputs may hold runs of one id (files
+    that start alike: see the trace id rule), so a trace is not looked up by its id: the
+    document lists the traces in the order of their inputs, each input's together."""
+    traces, out, k = doc["traces"], [], 0
+    for entry in doc["inputs"]:
+        n = len(entry["traces"])
+        mine = traces[k:k + n]
+        if [t["id"] for t in mine] != entry["traces"]:  # not in input order: by id, as far as that goes
+            by_id = {t["id"]: t for t in traces}
+            mine = [by_id[t] for t in entry["traces"] if t in by_id]
+        else:
+            k += n
+        out.append(mine)
+    return out
 
 
 def family_doc(members, messages, requests, tools, entry, groups) -> dict:

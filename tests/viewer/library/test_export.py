@@ -294,6 +294,29 @@ def test_several_pages_go_into_a_folder_and_one_file_is_refused_a_folder(tmp_pat
         export.write([], "html", tmp_path / "none.html")
 
 
+def test_two_files_holding_runs_of_one_id_each_get_a_page(tmp_path):
+    # Two request logs with the same first record (the trace id rule names both runs alike)
+    # and different answers after it.
+    first = {"id": "r0", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+             "response": {"choices": [{"message": {"role": "assistant", "content": "hello"}}]}}
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for name, answer in (("a.jsonl", "zqfirstcopy"), ("b.jsonl", "zqsecondcopy")):
+        later = {"id": "r1", "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "and?"}]},
+                 "response": {"choices": [{"message": {"role": "assistant", "content": answer}}]}}
+        (folder / name).write_text(json.dumps(first) + "\n" + json.dumps(later) + "\n")
+    runs = export.cooked_runs([folder])[0]
+    assert len(runs) == 2 and runs[0][0]["id"] == runs[1][0]["id"]
+    written = export.write(runs, "html", tmp_path / "out")
+    pages = sorted(p.name for p in written.files if p.name != "index.html")
+    assert len(pages) == 2 == len(set(pages))
+    texts = [(tmp_path / "out" / p).read_text() for p in pages]
+    assert sorted("zqfirstcopy" in t for t in texts) == [False, True]
+    assert sorted("zqsecondcopy" in t for t in texts) == [False, True]
+    index = (tmp_path / "out" / "index.html").read_text()
+    assert all(f'href="{p}"' in index for p in pages)
+
+
 def test_markdown_holds_each_run_and_the_parquet_zip_the_three_tables(tmp_path):
     import io
     import zipfile

@@ -444,6 +444,19 @@ def test_files_starting_alike_hold_runs_of_one_id_each_with_its_own_content(libr
     assert library.search("zqonlyina", EVERYTHING) == []
 
 
+def test_files_starting_alike_in_one_folder_each_keep_their_own_run(library, tmp_path):
+    # Cooked in one batch: each file's run is its own, not the last one cooked of that id.
+    a = chat_log(tmp_path / "d" / "a.jsonl", "same start", "zqonlyina")
+    b = chat_log(tmp_path / "d" / "b.jsonl", "same start", "zqonlyinb", "more")
+    library.index([tmp_path / "d"])
+    (tid,) = ids_of(a)
+    in_a, in_b = Scope(paths=(str(a),)), Scope(paths=(str(b),))
+    assert library.run(tid, in_a)["requests"] == 2 and library.run(tid, in_b)["requests"] == 3
+    assert "zqonlyina" in texts_of(library, tid, in_a) and "zqonlyinb" not in texts_of(library, tid, in_a)
+    doc_a = json.loads(library.family_stored(library.run(tid, in_a)))
+    assert len(doc_a["requests"]) == 2
+
+
 def test_of_two_files_holding_one_session_the_newest_is_read(library, tmp_path):
     old = chat_log(tmp_path / "backup" / "log.jsonl", "same start", "the old end")
     new = chat_log(tmp_path / "live" / "log.jsonl", "same start", "the old end", "zqgrown")
