@@ -84,7 +84,16 @@ def snippet(text: str, query: Query, width: int = SNIPPET_WORDS) -> str:
     # Where a query word may first be (any case), less room for the words shown before it.
     near = re.compile(r"(?<![^\W_])(?:" + "|".join([*(re.escape(w) + r"(?![^\W_])" for w in wanted),
                                                      *map(re.escape, prefixes)]) + ")", re.IGNORECASE)
-    m = near.search(text)
+    # A phrase (or an identifier: its words with what joins them) is looked for whole first, so
+    # that `padded_expected_len` shows where it is, not where "len" first is.
+    m = None
+    for t in query.terms:
+        if len(t.words) > 1:
+            whole = re.compile(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, t.words))
+                               + ("" if t.prefix else r"(?![^\W_])"), re.IGNORECASE).search(text)
+            if whole is not None and (m is None or whole.start() < m.start()):
+                m = whole
+    m = m or near.search(text)
     start = max(0, m.start() - SNIPPET_LEAD) if m else 0
     if start and _WORD.match(text, start - 1) and (inside := _WORD.match(text, start)):
         start = inside.end()  # not from inside a word

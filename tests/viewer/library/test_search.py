@@ -27,3 +27,12 @@ def test_any_case_prefixes_and_identifiers_are_marked():
 def test_text_without_a_hit_shows_its_start_and_the_marks_are_ours_alone():
     s = snippet(f"{O}planted{C} " + "word " * 100, parse("zqnothing"))
     assert s.startswith("planted word") and s.endswith("…") and O not in s and C not in s
+
+
+def test_an_identifier_or_a_phrase_is_shown_where_it_is_whole():
+    # Its words occur alone long before it: the snippet is where the whole identifier is.
+    text = "if len(px_keyword) != 1: " + "pass " * 200 + "padded = padded_expected_len(x) + 1"
+    s = snippet(text, parse("padded_expected_len"))
+    assert f"{O}padded_expected_len{C}(x)" in s
+    s = snippet("the full length is " + "filler " * 200 + "ybr full length here", parse('"ybr full length"'))
+    assert f"{O}ybr{C} {O}full{C} {O}length{C} here" in s and "is" not in s.split()
