@@ -132,6 +132,10 @@ def _decompressed(src: Source, problems: list[Problem]) -> Source:
     return Source(src.name, src.size, lambda: io.BufferedReader(_Zstd(src.open(), src.name, problems)))
 
 
+# What Codex itself puts in the conversation as the user's: the project's AGENTS.md, the user's
+# standing instructions, the environment (folder, shell, sandbox).
+INJECTED = ("# AGENTS.md instructions", "<user_instructions>", "<environment_context>", "<INSTRUCTIONS>")
+
 class _Zstd(io.RawIOBase):
     """Decompresses a zstandard stream of one or more frames as it is read, at most
     MAX_MEMBER_BYTES of it, in small steps (a bomb cannot fill memory); a stream that is cut off
@@ -385,7 +389,9 @@ class _Reader:
                 role = "user"
             role = "system" if role == "developer" else role
             msg = self.parts(role, p.get("content"), base + "/content")
-            if role == "user" and self.first_prompt is None and not msg.content.lstrip().startswith(("<", "#")):
+            if role == "user" and msg.content.lstrip().startswith(INJECTED):
+                msg.extra = {**(msg.extra or {}), "injected": True}  # hidden until asked for, as the harness's
+            elif role == "user" and self.first_prompt is None and not msg.content.lstrip().startswith(("<", "#")):
                 self.first_prompt = msg.content
             self.add(msg, role == "assistant")
         elif typ == "reasoning":
@@ -495,8 +501,12 @@ class _Reader:
             summary = json_text(summary)
         history = p.get("replacement_history")
         kept = len(history) if isinstance(history, list) else 0
-        text = "[context compacted]" + (f"\n\n{summary}" if summary else "")
-        self.add(Message("system", text, extra={"kind": "compaction", "replacement_items": kept}), False)
+        # The marker the timeline draws where the context was compacted, and the summary that
+        # replaced it (folded), as for Claude Code.
+        self.add(Message("system", f"Context compacted ({kept} item{'s' * (kept != 1)} kept)",
+                         extra={"compaction": {"replacement_items": kept}}), False)
+        if summary:
+            self.add(Message("system", summary, extra={"compaction_summary": True}), False)
 
     # -- events ----------------------------------------------------------------------
     def event(self, p: dict, base: str) -> None:

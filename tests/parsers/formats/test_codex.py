@@ -99,7 +99,7 @@ def test_main_sample_against_raw_records():
     items = [r["payload"] for r in recs if r["type"] == "response_item"]
     reasoning = [i for i in items if i["type"] == "reasoning" and i["summary"]]
     expected_messages = (sum(1 for i in items if i["type"] in ("message",) + CALLS + OUTPUTS) + len(reasoning)
-                         + sum(1 for r in recs if r["type"] == "compacted"))
+                         + sum(1 + bool(r["payload"].get("message")) for r in recs if r["type"] == "compacted"))
     assert trace["totals"]["messages"] == len(msgs) == expected_messages
     assert trace["totals"]["tool_calls"] == sum(1 for i in items if i["type"] in CALLS)
     check_pairs(msgs, recs)
@@ -110,8 +110,11 @@ def test_main_sample_against_raw_records():
     assert msgs[[m["role"] for m in msgs].index("thinking")]["content"].startswith("**Reading the current")
     failed = [m for m in msgs if m["role"] == "tool_result" and m["is_error"]]
     assert failed == []  # "Exit code: 1" in a plain-text output is the command's, not the tool's failure
-    compaction = [m for m in msgs if m["role"] == "system" and m["content"].startswith("[context compacted]")]
-    assert len(compaction) == 1 and "Summary: slugify()" in compaction[0]["content"]
+    (k,) = [i for i, m in enumerate(msgs) if m.get("compaction")]  # the marker, then the summary it left
+    (record,) = [r["payload"] for r in recs if r["type"] == "compacted"]
+    assert msgs[k]["compaction"] == {"replacement_items": len(record.get("replacement_history") or [])}
+    assert msgs[k + 1]["compaction_summary"] is True and msgs[k + 1]["content"] == record["message"]
+    assert "Summary: slugify()" in msgs[k + 1]["content"]
     assert trace["meta"]["session_id"] == "0195aa00-1111-7000-8000-000000000001"
     assert "parent_session" not in trace["meta"]
 
@@ -298,7 +301,7 @@ def test_real_rollouts_against_raw_records(realdata, name):
     check_usage(trace, recs)
     assert trace["models"] == sorted({r["payload"]["model"] for r in recs if r["type"] == "turn_context"})
     compacted = sum(1 for r in recs if r["type"] == "compacted")
-    assert sum(1 for m in msgs if m["content"].startswith("[context compacted]")) == compacted
+    assert sum(1 for m in msgs if m.get("compaction")) == compacted
 
 
 def test_real_rollout_patch_artifacts(realdata):
@@ -390,8 +393,9 @@ def test_wrong_types_are_problems_with_their_paths():
                      (8, "/payload/info/total_token_usage/input_tokens"), (9, "/payload/info"),
                      (10, "/timestamp"), (11, "/payload/message"), (12, ""), (15, "/type"), (16, "/payload/type")}
     msgs = timeline(doc, trace)
-    # Every good record loads: the user message, both calls, the output, the answer, the compaction.
-    assert [m["role"] for m in msgs] == ["user", "tool_use", "tool_use", "tool_result", "assistant", "system"]
+    # Every good record loads: the user message, both calls, the output, the answer, the compaction
+    # (its marker, and its summary as JSON text).
+    assert [m["role"] for m in msgs] == ["user", "tool_use", "tool_use", "tool_result", "assistant", "system", "system"]
     assert trace["totals"]["input"] == 0 and trace["totals"]["output"] == 0
     assert trace["meta"]["skipped_records"] == {"a_record_type_nobody_knows": 1, "event_msg something_new": 1}
 
@@ -409,3 +413,15 @@ def test_forced_on_another_format_says_so():
     assert doc["traces"] == []
     (p,) = doc["inputs"][0]["problems"]
     assert p["message"].startswith("no Codex record in the file")
+
+
+def test_what_codex_puts_in_as_the_users_is_marked_injected():
+    def said(text):
+        return env("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
+    agents = "# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>\nRun the tests.\n</INSTRUCTIONS>"
+    context = "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"
+    doc, trace = cook_one("rollout-i.jsonl", lines(META, said(agents), said(context), said("Fix the parser"), ANSWER))
+    msgs = timeline(doc, trace)
+    assert [(m["content"], m.get("injected")) for m in msgs if m["role"] == "user"] == [
+        (agents, True), (context, True), ("Fix the parser", None)]
+    assert trace["title"].startswith("Fix the parser") and trace["task"] == "Fix the parser"
