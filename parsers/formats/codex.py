@@ -685,7 +685,9 @@ class _Reader:
             content, files = "".join(reported), list(changes)
         else:
             content, files = apply_patch_to_diff(patch["text"])
-        details = {"tool": patch["name"], "call_id": patch["id"], "step": patch["step"], "files": files}
+        # `tool_use_id` names the call: the timeline shows the diff in the call's place.
+        details = {"tool": patch["name"], "call_id": patch["id"], "tool_use_id": patch["id"], "step": patch["step"],
+                   "files": files}
         if applied is not None and isinstance(applied.get("success"), bool):
             details["applied"] = applied["success"]
         return Artifact("patch", f"{patch['name']}: {', '.join(files) or 'no files'}", content, "unified-diff", details)

@@ -608,6 +608,11 @@ def _render_args(args: Any, ctx: _Ctx, full: bool, msg_id: str, patch: str | Non
                 return f'<div class="tv-args tv-edit">{head}<div class="tv-empty">(no change)</div></div>'
             shown, note = _clip(diff, ctx, full, msg_id)
             return f'<div class="tv-args tv-edit">{head}{ctx.mark(_hl(shown, "diff", "diff"))}{note}</div>'
+    if isinstance(patch, str) and isinstance(args, str):  # a free-form patch call (Codex's apply_patch)
+        diff = _clean_text(patch.replace("\r\n", "\n"))
+        if diff:
+            shown, note = _clip(diff, ctx, full, msg_id)
+            return f'<div class="tv-args tv-edit">{ctx.mark(_hl(shown, "diff", "diff"))}{note}</div>'
     if isinstance(args, str):
         text = _CTRL_RE.sub("", _ANSI_RE.sub("", args))
         obj = _maybe_json(text)

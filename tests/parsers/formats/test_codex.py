@@ -135,7 +135,7 @@ def test_apply_patch_becomes_a_unified_diff_artifact():
     call = next(r["payload"] for r in recs if r["payload"].get("type") == "custom_tool_call")
     assert art["kind"] == "patch" and art["format"] == "unified-diff"
     assert art["files"] == list(applied["changes"]) and art["applied"] is True
-    assert art["call_id"] == call["call_id"]
+    assert art["call_id"] == art["tool_use_id"] == call["call_id"]  # the timeline shows it in the call's place
     # Codex's own hunks, with their line numbers, under file headers.
     assert art["content"].startswith("--- a/src/slug.py\n+++ b/src/slug.py\n"
                                      + applied["changes"]["src/slug.py"]["unified_diff"])

@@ -702,3 +702,8 @@ def test_an_edit_call_shows_the_patch_the_agent_reported_with_its_line_numbers()
     assert "@@ -41,1 +41,1 @@" in html.unescape(re.sub(r"<[^>]+>", "", out))
     assert "@@ -0,0 +1,1 @@" in html.unescape(re.sub(r"<[^>]+>", "", out))
     assert out.count('class="tv-args tv-edit"') == 2
+    # A free-form patch call (Codex's apply_patch: its input is the patch text, not JSON).
+    apply = msg("p", "tool_use", "", tool_calls=[{"name": "apply_patch", "id": "call-p", "arguments":
+                                                 "*** Begin Patch\n*** Update File: c.py\n@@\n-y = 1\n+y = 2\n*** End Patch"}])
+    out = render_messages([item(apply)], patches={"call-p": "--- a/c.py\n+++ b/c.py\n@@ -7,1 +7,1 @@\n-y = 1\n+y = 2\n"})
+    assert "@@ -7,1 +7,1 @@" in html.unescape(re.sub(r"<[^>]+>", "", out)) and "unparsed arguments" not in out
