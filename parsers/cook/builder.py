@@ -275,17 +275,17 @@ class DocumentBuilder:
             j = i + 1
             while j < len(msgs) and msgs[j].role in MODEL_ROLES and j not in parsed.turns:
                 j += 1
-            own = turn.request_messages
-            call = Call(request_messages=own if isinstance(own, list) else [], response_messages=msgs[i:j],
+            own = turn.request_messages if isinstance(turn.request_messages, list) else None
+            call = Call(request_messages=own or [], response_messages=msgs[i:j],
                         tools=tools, id=f"{tid}:{n}", timestamp=turn.timestamp,
                         model=turn.model or (parsed.models[0] if parsed.models else None),
                         provider=parsed.meta.get("provider"), duration_ms=turn.duration_ms,
                         usage=turn.usage, cost=turn.cost, stop_reason=turn.stop_reason, error=turn.error)
             call = intake.call(call)
-            r = self._cook_call(call, tid, request_ids=None if isinstance(own, list) else list(history))
+            r = self._cook_call(call, tid, request_ids=None if own is not None else list(history))
             # A turn that sent its own messages (not the conversation so far) starts a tree of
             # its own; the others continue the turn before.
-            r["_own_request"] = isinstance(own, list)
+            r["_own_request"] = own is not None
             r["_synthetic"] = True
             out.append(r)
             history.extend(r["response_messages"])

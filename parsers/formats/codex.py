@@ -60,6 +60,9 @@ CALL_ITEMS = frozenset(("function_call", "custom_tool_call", "local_shell_call",
 OUTPUT_ITEMS = frozenset(("function_call_output", "custom_tool_call_output", "tool_search_output", "tool_result"))
 EXEC_EVENTS = re.compile(r"(thread|turn|item)\.[a-z_.]+")
 COPY_WINDOW_MS = 1000
+# What Codex itself puts in the conversation as the user's: the project's AGENTS.md, the user's
+# standing instructions, the environment (folder, shell, sandbox).
+INJECTED = ("# AGENTS.md instructions", "<user_instructions>", "<environment_context>", "<INSTRUCTIONS>")
 # Running token totals: our name -> Codex's spellings of it (the last two from early fixtures).
 TOTAL_KEYS = {"input": ("input_tokens", "prompt"), "cached": ("cached_input_tokens",),
               "cache_write": ("cache_write_input_tokens",), "output": ("output_tokens", "completion"),
@@ -132,9 +135,6 @@ def _decompressed(src: Source, problems: list[Problem]) -> Source:
     return Source(src.name, src.size, lambda: io.BufferedReader(_Zstd(src.open(), src.name, problems)))
 
 
-# What Codex itself puts in the conversation as the user's: the project's AGENTS.md, the user's
-# standing instructions, the environment (folder, shell, sandbox).
-INJECTED = ("# AGENTS.md instructions", "<user_instructions>", "<environment_context>", "<INSTRUCTIONS>")
 
 class _Zstd(io.RawIOBase):
     """Decompresses a zstandard stream of one or more frames as it is read, at most

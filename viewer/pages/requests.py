@@ -156,7 +156,8 @@ def _table_html(view: pd.DataFrame, chosen: str | None, tid: str | None) -> str:
         error = r.error if isinstance(r.error, str) and r.error else None
         rows.append([f"{r.prefix}#{r.n}", r.kind, num(r.parent_n, "#{:.0f}"), num(r.new), num(r.changed),
                      num(r.dropped), r.model, r.time, num(r.duration_ms, "{:.2f}", 1000),
-                     num(r.input), num(r.output), num(r.cache_read), num(r.cache_write), fmt.cost(r.cost) if r.cost is not None and not pd.isna(r.cost) else None,
+                     num(r.input), num(r.output), num(r.cache_read), num(r.cache_write),
+                     None if pd.isna(r.cost) else fmt.cost(r.cost),
                      r.stop_reason if isinstance(r.stop_reason, str) else None, error[:200] if error else None])
         links.append("?" + urlencode({"trace": tid, "request": r.id}) if tid else None)
         marks.append("tv-bad" if error else "")

@@ -372,14 +372,14 @@ def _header(col, trace: dict, everything: list, n_msgs: int) -> None:
     # every line of its diff.
     if probs:
         with st.expander(f"{len(probs)} problem{'s' * (len(probs) != 1)} while reading this trace",
-                              icon=":material/warning:"):
+                         icon=":material/warning:"):
             from viewer.pages.open import problems_frame  # pandas only when there are problems
 
             st.dataframe(fmt.visible_frame(problems_frame(probs)), hide_index=True)
     if patches:
         # Built only once opened (a long session holds a hundred highlighted patches).
         box = st.expander(f"{len(patches)} patch{'es' * (len(patches) != 1)}", icon=":material/difference:",
-                                 key="tv_patches_open", on_change="rerun")
+                          key="tv_patches_open", on_change="rerun")
         if not box.open:
             return
         with box:
