@@ -12,6 +12,7 @@ from collections import Counter
 from parsers.cook import pricing, totals
 from parsers.cook.ids import message_id, tool_id
 from parsers.cook.intake import Intake, repeated_prefix
+from parsers.cook.occurrences import OccurrenceTimes
 from parsers.cook.redact import mask_document, mask_message, mask_tool, scrub_problem, scrub_text
 from parsers.cook.tree import assign_parents
 from parsers.model import MODEL_ROLES, USAGE_KINDS, Call, Message, ParsedTrace, ParseResult, Problem, Turn, internal_error
@@ -165,8 +166,9 @@ class DocumentBuilder:
             raise TypeError(f"the reader gave {type(parsed).__name__}, not a trace")
         intake = Intake(source, parsed.problems)
         intake.trace(parsed)
+        times = OccurrenceTimes()
         if parsed.calls is not None:
-            reqs = self._read_calls(parsed, intake, source, tid)
+            reqs = self._read_calls(parsed, intake, source, tid, times)
             synthetic = False
             if not reqs and not parsed.messages:
                 return None  # every record was skipped: no trace (the input lists why)
@@ -191,6 +193,7 @@ class DocumentBuilder:
 
         if parsed.messages is not None:
             timeline = [self.intern_message(m) for m in parsed.messages]
+            times.note(timeline, parsed.messages)
         else:
             timeline = _main_branch(reqs)
         problems = _problems(parsed.problems)
@@ -207,6 +210,9 @@ class DocumentBuilder:
             "scorecard": (parsed.scorecard.as_dict() or None) if parsed.scorecard else None,
             "meta": parsed.meta,
         }
+        message_times = times.differing(self.messages)
+        if message_times:
+            trace["message_times"] = message_times
         _fill_times(trace, reqs)
         trace["totals"] = self._totals(trace, reqs, parsed)
         trace["pricing"] = pricing.summary(reqs)
@@ -214,9 +220,11 @@ class DocumentBuilder:
         self.traces.append(trace)
         return trace
 
-    def _read_calls(self, parsed: ParsedTrace, intake: Intake, source: str, tid: str) -> list[dict]:
+    def _read_calls(self, parsed: ParsedTrace, intake: Intake, source: str, tid: str,
+                    times: OccurrenceTimes) -> list[dict]:
         """The trace's requests, each checked at the door; a reader that fails part-way keeps
-        what it gave, a call the cook cannot take is reported and the next one read."""
+        what it gave, a call the cook cannot take is reported and the next one read. `times`
+        notes when each message of each request's conversation happened."""
         reqs: list[dict] = []
         calls = iter(parsed.calls)
         while True:
@@ -230,7 +238,10 @@ class DocumentBuilder:
             try:
                 c = intake.call(c)
                 if c is not None:
-                    reqs.append(self._cook_call(c, tid))
+                    r = self._cook_call(c, tid)
+                    reqs.append(r)
+                    times.note(r["request_messages"] + r["response_messages"],
+                               c.request_messages + c.response_messages)
             except Exception as e:  # noqa: BLE001
                 parsed.problems.append(internal_error(source, "the cook", e, getattr(c, "line", None),
                                                       getattr(c, "record", None)))

@@ -287,7 +287,7 @@ def _words(text: str, limit: int = 48) -> str:
 
 # -- view items ---------------------------------------------------------------------
 def build_items(message_ids, messages: dict, requests=(), errors: tuple | None = None,
-                marks: dict | None = None) -> list[dict]:
+                marks: dict | None = None, times: dict | None = None) -> list[dict]:
     """View items for a branch, each tool call with the result that answers it.
 
     A result answers a call when its `tool_use_id` equals the call's id and it comes later
@@ -299,11 +299,13 @@ def build_items(message_ids, messages: dict, requests=(), errors: tuple | None =
     when nothing came back, add an item of their own after the last message they sent
     (`errors`, when given, places them instead: see `Branch.errors`). `marks` (position ->
     text) go on the first item at their position. Items are numbered from 1 (`n`) in order:
-    the number the page shows, links to and searches by.
+    the number the page shows, links to and searches by. `times` is the trace's
+    `message_times` (see `at_their_times`).
     """
     ids = list(message_ids)
-    msgs = [messages.get(mid) or {"id": mid, "role": "assistant", "content": "(message missing from the document)"}
-            for mid in ids]
+    msgs = at_their_times(ids, [messages.get(mid) or {"id": mid, "role": "assistant",
+                                                      "content": "(message missing from the document)"}
+                                for mid in ids], times)
     # Pair every call with a later result: by id, else positionally for id-less ones.
     pending_by_id: dict[str, list[tuple[int, int]]] = {}
     pending_anon: list[tuple[int, int]] = []
@@ -355,6 +357,32 @@ def build_items(message_ids, messages: dict, requests=(), errors: tuple | None =
             marked.add(it["position"])
             it["mark"] = marks[it["position"]]
     return items
+
+
+def at_their_times(ids: list, msgs: list[dict], times: dict | None) -> list[dict]:
+    """`msgs` (the messages at `ids`, read in time order in one trace), each with the time of
+    its own occurrence: the trace's `message_times` gives the times of a message that occurs
+    at more than one, or not at its own `timestamp` (the k-th appearance is at the k-th time;
+    past the last, at the last)."""
+    if not times:
+        return msgs
+    seen: dict = {}
+    out = list(msgs)
+    for pos, mid in enumerate(ids):
+        when = times.get(mid)
+        if not isinstance(when, list):
+            continue
+        k = seen.get(mid, 0)
+        seen[mid] = k + 1
+        t = when[min(k, len(when) - 1)] if when else None
+        m = out[pos]
+        if m.get("timestamp") != t:
+            m = out[pos] = dict(m)
+            if t is None:
+                m.pop("timestamp", None)
+            else:
+                m["timestamp"] = t
+    return out
 
 
 def _error_item(req: dict, pos: int) -> dict:

@@ -26,6 +26,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from viewer.analysis.conversation import at_their_times
 from viewer.analysis.per_run import trace_requests
 from viewer.render.fmt import chart_text, cost as fmt_cost, when
 
@@ -376,12 +377,17 @@ def tool_changes(request: dict, parent: dict | None, tools) -> dict:
             "kept": named(t for t in now if t in old_set)}
 
 
-def plain_items(entries, messages) -> list[dict]:
+def plain_items(entries, messages, conversation=(), times: dict | None = None) -> list[dict]:
     """View items for `viewer.render.html.render_messages`, one per message, unpaired: a request
-    shows exactly the messages it carried. `entries` are (position, message id)."""
+    shows exactly the messages it carried. `entries` are (position, message id), positions in
+    `conversation` (the message ids a request sent and got back); with the trace's
+    `message_times`, each message is shown at the time of its own occurrence there."""
+    conversation = list(conversation)
+    at = at_their_times(conversation, [messages.get(mid) or {} for mid in conversation], times) if times else ()
     out = []
     for pos, mid in entries:
-        m = messages.get(mid) or {"id": mid, "role": "assistant", "content": "(message missing from the document)"}
+        m = (at[pos] if 0 <= pos < len(at) and conversation[pos] == mid else messages.get(mid)) \
+            or {"id": mid, "role": "assistant", "content": "(message missing from the document)"}
         out.append({"message": m, "position": pos, "result": None, "unmatched": False, "error": None})
     return out
 

@@ -48,7 +48,8 @@ class Family:
         """The run's view items: everything it holds, in time order (the Timeline's first view)."""
         everything = conv.in_time_order(trace, self.requests, self.messages)
         reqs = [self.requests[r] for r in trace.get("requests") or () if r in self.requests]
-        return conv.build_items(everything.message_ids, self.messages, reqs, everything.errors, everything.marks)
+        return conv.build_items(everything.message_ids, self.messages, reqs, everything.errors, everything.marks,
+                                trace.get("message_times"))
 
     def sub_agents(self, trace: dict) -> dict:
         """call id -> the runs of this document that call started; runs no call started under None."""

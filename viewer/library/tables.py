@@ -90,9 +90,9 @@ def message_records(run: dict, family: Family) -> Iterator[dict]:
     trace = family.trace(run["id"])
     messages = family.messages
     ids = conv.in_time_order(trace, family.requests, messages).message_ids
-    for position, mid in enumerate(ids, 1):
-        m = messages.get(mid)
-        if m is None:
+    at_times = conv.at_their_times(ids, [messages.get(mid) or {} for mid in ids], trace.get("message_times"))
+    for position, (mid, m) in enumerate(zip(ids, at_times), 1):
+        if mid not in messages:
             continue
         calls = [c for c in m.get("tool_calls") or () if isinstance(c, dict)]
         yield {"trace_id": run["id"], "position": position, "message_id": mid, "role": m.get("role"),

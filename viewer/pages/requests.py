@@ -214,10 +214,10 @@ def _detail(col, trace: dict, rows: pd.DataFrame, rid: str, view: pd.DataFrame) 
     kept = [(k, mid) for k, (mid, s) in enumerate(sent) if s == "kept"]
     if parent is None:
         _block(col, f"Sent · {len(sent)} message{'s' * (len(sent) != 1)} (a root: everything is new)", new,
-               "tv_req_all_new")
+               "tv_req_all_new", trace, req)
     else:
         p = int(row["parent_n"])
-        _block(col, f"New since parent #{p} · {len(new)}", new, "tv_req_all_new",
+        _block(col, f"New since parent #{p} · {len(new)}", new, "tv_req_all_new", trace, req,
                empty="Nothing new: this request sent only what its parent had.")
         if diff["changed"]:
             st.markdown(f"**Changed since parent #{p} · {len(diff['changed'])}** — sent again edited, "
@@ -229,12 +229,12 @@ def _detail(col, trace: dict, rows: pd.DataFrame, rid: str, view: pd.DataFrame) 
         if diff["dropped"]:
             st.markdown(f"**Dropped since parent #{p} · {len(diff['dropped'])}** — in the parent's conversation "
                         "(positions there) but not sent again: a rewind or a compaction")
-            _render(col, diff["dropped"], "tv_req_all_dropped")
+            _render(col, diff["dropped"], "tv_req_all_dropped", trace, parent)
         if kept and st.toggle(f"Show the {len(kept)} message{'s' * (len(kept) != 1)} kept from the parent",
                               key=f"tv_req_kept:{rid}"):
-            _render(col, kept, "tv_req_all_kept")
+            _render(col, kept, "tv_req_all_kept", trace, req)
     received = list(enumerate(diff["received"], start=len(sent)))
-    _block(col, f"Response · {len(received)}", received, "tv_req_all_resp",
+    _block(col, f"Response · {len(received)}", received, "tv_req_all_resp", trace, req,
            empty="Nothing came back." + (" The request failed (see the error above)." if req.get("error") else ""))
     _tools(diff["tools"], parent is not None)
 
@@ -268,21 +268,23 @@ def _on_child(key: str) -> None:
     _choose(st.session_state.get(key))
 
 
-def _block(col, title: str, entries: list, key: str, empty: str | None = None) -> None:
+def _block(col, title: str, entries: list, key: str, trace: dict, req: dict, empty: str | None = None) -> None:
     st.markdown(f"**{title}**")
     if not entries:
         if empty:
             st.caption(empty)
         return
-    _render(col, entries, key)
+    _render(col, entries, key, trace, req)
 
 
-def _render(col, entries: list, key: str) -> None:
+def _render(col, entries: list, key: str, trace: dict, req: dict) -> None:
+    """`entries`: (position, message id), positions in what `req` sent and got back."""
     if len(entries) > MAX_BLOCK and not st.session_state.get(key):
         st.caption(f"The last {MAX_BLOCK} of {len(entries)} messages.")
         st.button(f"Show all {len(entries)}", key=f"{key}:btn", on_click=_set_true, args=(key,))
         entries = entries[-MAX_BLOCK:]
-    body = render.render_messages(rd.plain_items(entries, col.messages), max_chars=MAX_CHARS)
+    body = render.render_messages(rd.plain_items(entries, col.messages, rd.conversation(req), trace.get("message_times")),
+                                  max_chars=MAX_CHARS)
     st.html(state.themed(body))
 
 

@@ -310,7 +310,7 @@ def _items(col, trace: dict, b) -> list:
     """The view items of one of the trace's branches (computed once)."""
     def make():
         reqs = [col.requests[r] for r in trace.get("requests") or () if r in col.requests]
-        return conv.build_items(b.message_ids, col.messages, reqs, b.errors, b.marks)
+        return conv.build_items(b.message_ids, col.messages, reqs, b.errors, b.marks, trace.get("message_times"))
     return col.memo(("items", trace["id"], b.key), make)
 
 

@@ -242,6 +242,16 @@ def test_plain_items_render_shape():
     assert items[1]["message"]["content"].startswith("(message missing")
 
 
+def test_plain_items_show_each_message_at_its_own_occurrence():
+    # "yes" is one message at 1000 (its first time in the document); in this trace it was typed at 5000 and 9000.
+    msgs = {"y": {"id": "y", "role": "user", "content": "yes", "timestamp": 1000},
+            "a": {"id": "a", "role": "assistant", "content": "ok", "timestamp": 6000}}
+    conversation = ["y", "a", "y"]
+    items = rd.plain_items([(0, "y"), (2, "y"), (1, "a")], msgs, conversation, {"y": [5000, 9000]})
+    assert [it["message"]["timestamp"] for it in items] == [5000, 9000, 6000]
+    assert msgs["y"]["timestamp"] == 1000
+
+
 # -- trajectories: one request per model turn, a chain ----------------------------------------
 def test_trajectory_tree_is_a_chain():
     turns = {}

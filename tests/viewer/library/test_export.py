@@ -121,6 +121,23 @@ def test_messages_follow_the_timeline_with_their_tool_calls(tmp_path):
     assert set(call["tool_call_ids"]) <= set(answered)
 
 
+def test_each_message_row_has_the_time_of_its_own_occurrence_from_files_and_from_the_library(tmp_path):
+    # Two sessions open with the same words, one typed "yes" twice: one message each in the
+    # document, each row at the time its own line gives.
+    from tests.parsers.cook.test_occurrences import A, B, TURNS_A, TURNS_B, claude_session, ms
+    root = tmp_path / "sessions"
+    root.mkdir()
+    for sid, turns in ((A, TURNS_A), (B, TURNS_B)):
+        (root / f"{sid}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in claude_session(sid, turns)))
+    expected = sorted((text, ms(when)) for turns in (TURNS_A, TURNS_B) for ut, user, at, answer in turns
+                      for text, when in ((user, ut), (answer, at)))
+    lib = Library(str(tmp_path / "lib.sqlite"))
+    lib.index([str(root)])
+    for name, runs in (("files", export.cooked_runs([root])[0]), ("library", export.library_runs(lib))):
+        rows = _written(runs, tmp_path / name)["messages"]
+        assert sorted((r["content"], int(r["timestamp"].timestamp() * 1000)) for r in rows) == expected, name
+
+
 def test_a_library_exports_what_its_files_export(tmp_path):
     root = _corpus(tmp_path)
     lib = Library(str(tmp_path / "lib.sqlite"))
