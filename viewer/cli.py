@@ -7,10 +7,12 @@ fast; `serve` starts Streamlit in its own process.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import orjson
@@ -182,6 +184,26 @@ def _positive(text: str) -> int:
     if not text.isdecimal() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number above 0")
     return int(text)
+
+
+MAX_FILES_SAID = 20  # inputs whose problem count `export` names (a zip of thousands would bury the rest)
+
+
+def _say_problems(problems, every: bool) -> None:
+    """The problems met reading the inputs: each one with `every`, else how many each file
+    had and how to see them (a folder of broken files would otherwise bury the outcome)."""
+    if every:
+        for p in problems:
+            say(str(p))
+        return
+    per_file = Counter(p.file for p in problems)
+    for name, n in itertools.islice(per_file.items(), MAX_FILES_SAID):
+        say(f"{name}: {_counted(n, 'problem')}")
+    if len(per_file) > MAX_FILES_SAID:
+        say(f"… and {_counted(len(per_file) - MAX_FILES_SAID, 'more input')} with problems")
+    if problems:
+        say(f"{_counted(len(problems), 'problem')} in {_counted(len(per_file), 'input')} "
+            f"(--problems lists each one)")
 
 
 def _counted(n: int, word: str) -> str:
@@ -370,8 +392,7 @@ def _cmd_export(args) -> int:
     lib = None
     if args.inputs:
         runs, problems = export.cooked_runs(args.inputs)
-        for p in problems:
-            say(str(p))
+        _say_problems(problems, args.problems)
         found = {run["id"] for run, _ in runs}
         runs = [(run, doc) for run, doc in runs if not ids or run["id"] in ids]
         # for html, the pages (a run's page holds the runs it started)
@@ -532,6 +553,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "folder -o, joined by trace_id; for DuckDB, Polars, pandas or Spark.")
     ex.add_argument("inputs", nargs="*", metavar="INPUT", help="files or folders to cook and export (else the library)")
     ex.add_argument("--library", metavar="L", help=LIBRARY_HELP)
+    ex.add_argument("--problems", action="store_true",
+                    help="list every problem met reading the inputs on stderr (else how many each file had)")
     ex.add_argument("--trace", action="append", default=[], metavar="ID", help="only this run (repeat for several)")
     ex.add_argument("--to", required=True, choices=FORMATS,
                     help="html (pages), json (cooked document), md (transcripts), csv (runs table) or parquet "

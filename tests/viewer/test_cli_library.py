@@ -310,3 +310,37 @@ def test_export_says_where_a_file_or_a_folder_is_wanted(tv, corpus, tmp_path):
     (tmp_path / "file").write_text("x")
     code, _, err = tv("export", "--to", "parquet", "-o", str(tmp_path / "file"))
     assert code == 2 and "is a file" in err and (tmp_path / "file").read_text() == "x"
+
+
+def test_export_of_broken_files_counts_their_problems_and_lists_them_when_asked(tmp_path, capsys):
+    # Two request logs: one with three lines that are not JSON, one with one; a good line each.
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    good = (SAMPLES / "api_logs" / "openai_chat.jsonl").read_text().splitlines()[0]
+    (folder / "a.jsonl").write_text("\n".join([good, "{not json", "[1,", "{{"]) + "\n")
+    (folder / "b.jsonl").write_text("\n".join([good, "nope{"]) + "\n")
+    code = main(["export", str(folder), "--to", "csv", "-o", str(tmp_path / "runs.csv")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "a.jsonl: 3 problems" in err and "b.jsonl: 1 problem\n" in err
+    assert "4 problems in 2 inputs (--problems lists each one)" in err
+    assert "not valid JSON" not in err  # each problem only when asked
+    code = main(["export", str(folder), "--to", "csv", "-o", str(tmp_path / "again.csv"), "--problems"])
+    err = capsys.readouterr().err
+    assert code == 0
+    listed = [line for line in err.splitlines() if "not valid JSON" in line]
+    assert len(listed) == 4 and [line.split(":")[:2] for line in listed] == [
+        ["a.jsonl", "2"], ["a.jsonl", "3"], ["a.jsonl", "4"], ["b.jsonl", "2"]], err
+
+
+def test_export_names_at_most_twenty_inputs_with_problems(tmp_path, capsys):
+    from viewer import cli
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    good = (SAMPLES / "api_logs" / "openai_chat.jsonl").read_text().splitlines()[0]
+    for n in range(cli.MAX_FILES_SAID + 3):
+        (folder / f"{n:02d}.jsonl").write_text(good + "\n{broken\n")
+    assert main(["export", str(folder), "--to", "csv", "-o", str(tmp_path / "runs.csv")]) == 0
+    err = capsys.readouterr().err
+    assert sum(1 for line in err.splitlines() if line.endswith(": 1 problem")) == cli.MAX_FILES_SAID
+    assert "… and 3 more inputs with problems" in err and "23 problems in 23 inputs" in err
