@@ -210,6 +210,8 @@ class DocumentBuilder:
             "scorecard": (parsed.scorecard.as_dict() or None) if parsed.scorecard else None,
             "meta": parsed.meta,
         }
+        if parsed.records_file and parsed.records_file != source:
+            trace["records_file"] = parsed.records_file
         message_times = times.differing(self.messages)
         if message_times:
             trace["message_times"] = message_times

@@ -295,6 +295,7 @@ class Intake:
             self._bad(where, "the outcome", "one of " + ", ".join(OUTCOMES), t.outcome)
             t.outcome = "unknown"
         t.outcome_detail = self.text(where, "the outcome detail", t.outcome_detail)
+        t.records_file = self.text(where, "the file of the records", t.records_file)
         t.stated_cost = self.number(where, "the stated cost", t.stated_cost, MAX_COST)
         t.tools = self.tools(where, t.tools)
         t.artifacts = self.artifacts(where, t.artifacts)

@@ -100,6 +100,10 @@ class ParsedTrace:
     # The id the file itself gives this run (a Claude Code or Codex session id, a sub-agent's
     # id within it): the trace id derives from it, so a run keeps its id while its file grows.
     session: str | None = None
+    # The file its records are in when it is not the input but a file its reader opened beside
+    # it (a sub-agent's own file), named as that file is (see `Source.sibling`): the lines its
+    # messages and requests give are lines of that file.
+    records_file: str | None = None
     # The trace that started this one (a sub-agent run): (that trace's `ref`, the id of the tool
     # call that started it, or None when no call did). The cook links both ways.
     parent: tuple[str, str | None] | None = None

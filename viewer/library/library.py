@@ -426,9 +426,13 @@ class Library:
         return [r[0] for r in self.db.query(f"SELECT t.id FROM traces t JOIN inputs i ON i.id = t.input_id "
                                             f"WHERE {where_scope} ORDER BY i.path, t.pos", scope_params)]
 
-    def input_stat(self, input_id: int) -> tuple[int, int]:
-        """(size, mtime_ns) of an input as the library read it."""
-        return tuple(self.db.one("SELECT size, mtime_ns FROM inputs WHERE id = ?", (input_id,)) or (-1, -1))
+    def input_stat(self, input_id: int) -> tuple[int, int, list]:
+        """(size, mtime_ns, the files its reader opened beside it as [path, size, mtime_ns]) of an
+        input as the library read it."""
+        row = self.db.one("SELECT size, mtime_ns, reads FROM inputs WHERE id = ?", (input_id,))
+        if row is None:
+            return -1, -1, []
+        return row[0], row[1], orjson.loads(row[2]) if row[2] else []
 
     def paths_of(self, trace_id: str) -> list[str]:
         """Every file a run was read from (identical copies in several places share runs)."""

@@ -54,6 +54,7 @@ class Collection:
     path: str | None = None  # the file it was read from
     size: int = 0
     mtime_ns: int = 0
+    reads: list = field(default_factory=list)  # [path, size, mtime_ns] of each file read beside it
     messages: dict = field(default_factory=dict)
     requests: dict = field(default_factory=dict)
     traces: dict = field(default_factory=dict)
@@ -83,21 +84,30 @@ class Collection:
         a problem of the file it came from)."""
         return pipeline.input_problems(entry, [self.traces[t] for t in entry["traces"] if t in self.traces])
 
-    def source_record(self, name: str, line: int):
+    def source_record(self, name: str, line: int, records_file: str | None = None):
         """Line `line` of input `name` as the file has it (`pipeline.SourceRecord`), or None
-        when it is not there as it was cooked (gone, or changed since)."""
+        when it is not there as it was cooked (gone, or changed since). With `records_file` (a
+        trace's, see the cooked document), the line is one of the file of that name the input's
+        reader opened beside it, found among the files the library recorded it read."""
         if self.path is None:
             return None
+        path, size, mtime_ns = self.path, self.size, self.mtime_ns
+        if records_file:
+            beside = next((r for r in self.reads if isinstance(r, list) and len(r) == 3
+                           and str(r[0]).replace(os.sep, "/").endswith("/" + records_file.lstrip("/"))), None)
+            if beside is None:
+                return None
+            path, size, mtime_ns = beside
         try:
-            st = os.stat(self.path)
+            st = os.stat(path)
         except OSError:
             return None
-        if (st.st_size, st.st_mtime_ns) != (self.size, self.mtime_ns):
+        if (st.st_size, st.st_mtime_ns) != (size, mtime_ns):
             return None
         entry = self.inputs[0] if self.inputs else {}
         # A file is read again by itself (named as its own file); a zip's members by their names.
-        own = Path(self.path).name if name == entry.get("name") else name
-        return pipeline.source_record([self.path], None, name=own, line=line)
+        own = Path(path).name if records_file or name == entry.get("name") else name
+        return pipeline.source_record([path], None, name=own, line=line)
 
     def memo(self, key, make):
         """A derived view computed once per collection (cooked documents never change)."""
@@ -289,7 +299,7 @@ class Store:
             _link_relatives(self.library, doc)
             held = self.library.input_stat(run["input_id"])
             col = Collection(fam, run["path"], run["origin"] or "path", doc, path=run["path"],
-                             size=held[0], mtime_ns=held[1], memory=stored_memory(raw, doc))
+                             size=held[0], mtime_ns=held[1], reads=held[2], memory=stored_memory(raw, doc))
             with self._lock:
                 self.open[fam] = col
                 self._opening.pop(fam, None)

@@ -550,11 +550,11 @@ def _raw(col, trace: dict, mid: str, label: str) -> None:
             st.caption("As read (normalised)")
             st.html(state.themed(render.render_raw(obj)))
         with right:
-            rec = col.source_record(trace["source"], line) if isinstance(line, int) else None
+            rec = col.source_record(trace["source"], line, trace.get("records_file")) if isinstance(line, int) else None
             if rec is None:
                 why = ("its reader does not give record lines" if not isinstance(line, int)
                        else "the file has changed or gone since it was read")
-                st.caption(f"In the file: {trace['source']} ({why})")
+                st.caption(f"In the file: {trace.get('records_file') or trace['source']} ({why})")
                 return
             cut = f", its first {rec.limit // 1024} KB" if rec.cut else ""
             st.caption(f"In the file: {rec.name}, line {rec.line}{cut} (secrets masked)")

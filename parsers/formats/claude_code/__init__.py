@@ -151,6 +151,8 @@ def parse(src: Source, *options) -> ParseResult:
     for run, info in subs:
         with record_guard(problems, run.source, WHO):
             t = read_run(run, info.get("problems", []))
+            if run.source != src.name:  # a sub-agent's own file: its lines are that file's
+                t.records_file = run.source
             _link_agent(t, run, info, spawns, session)
             traces.append(t)
     return ParseResult(format=NAME, traces=traces, problems=problems, records=count)

@@ -236,6 +236,15 @@ def test_real_flat_agent_files_only_of_their_session(realdata, tmp_path):
     main = doc["traces"][0]
     assert len(main["children"]) == 2 and {c["call"] for c in main["children"]} == {None}
     assert len(doc["traces"]) == 3
+    # each sub-agent's lines are its own file's: the trace names that file; the session names none
+    msgs = by_id(doc)
+    assert "records_file" not in main
+    for sub in doc["traces"][1:]:
+        own = lines(tmp_path / sub["records_file"])
+        first = msgs[sub["timeline"][0]]
+        assert sub["records_file"].startswith("agent-") and own[first["line"] - 1]["type"] == "user"
+        assert own[first["line"] - 1]["message"]["content"] in (first["content"],
+                                                                 [{"type": "text", "text": first["content"]}])
 
 
 def test_real_files_all_cook_without_internal_errors(realdata):

@@ -208,6 +208,25 @@ def test_a_source_record_is_read_again_only_from_the_file_as_it_was(lib, tmp_pat
     assert col.source_record(trace["source"], 1) is None
 
 
+def test_a_sub_agent_from_its_own_file_reads_its_records_from_that_file(lib, tmp_path):
+    # Claude Code 2.1 layout: the sub-agent's lines are in <session>/subagents/agent-<id>.jsonl.
+    project = tmp_path / "project"
+    shutil.copytree(SAMPLE_DATA / "claude_code" / "-home-user-notes-app", project)
+    (agent_file,) = project.rglob("agent-*.jsonl")
+    agent_lines = [json.loads(x) for x in agent_file.read_text().splitlines() if x.strip()]
+    lib.index([project])
+    store = Store(lib)
+    sub = next(t for t in lib.runs_in(everything()) if store.find_trace(t, everything())[1].get("parent"))
+    col, trace = store.find_trace(sub, everything())
+    assert trace["records_file"] == agent_file.relative_to(project).as_posix()
+    first = col.messages[trace["timeline"][0]]
+    rec = col.source_record(trace["source"], first["line"], trace["records_file"])
+    assert rec is not None and rec.name == agent_file.name
+    assert rec.value["uuid"] == agent_lines[first["line"] - 1]["uuid"]  # the agent file's line, not the session's
+    agent_file.write_text(agent_file.read_text() + "\n")
+    assert col.source_record(trace["source"], first["line"], trace["records_file"]) is None  # changed since
+
+
 def test_a_private_upload_of_a_run_of_the_same_id_never_shows_to_others(lib, tmp_path):
     """An upload starting as a served file starts names its run alike; those who may not read
     the upload still read the served file's run, not the upload's content."""
