@@ -22,7 +22,7 @@ from parsers.io.guard import record_guard
 from parsers.io.records import looks_binary
 from parsers.io.source import Source
 from parsers.io.times import to_epoch_ms
-from parsers.model import Artifact, Companion, Format, Message, ParsedTrace, ParseResult, Problem, Turn
+from parsers.model import Artifact, Companion, Format, Message, ParsedTrace, ParseResult, Problem, Turn, diff_name
 
 NAME = "aider"
 CHAT_SUFFIX = ".aider.chat.history.md"
@@ -227,7 +227,7 @@ class _Session:
             before, after = body[start + 1:div], body[div + 1:end]
             name = path or "unnamed file"
             diff = "".join(difflib.unified_diff([x + "\n" for x in before], [x + "\n" for x in after],
-                                                "/dev/null" if not before else f"a/{name}", f"b/{name}"))
+                                                "/dev/null" if not before else diff_name("a", name), diff_name("b", name)))
             self.patches.append(Artifact("patch", name, diff, "unified-diff",
                                          {"file": name, "line": line + start, "step": len(self.trace.messages) - 1}))
             i = end + 1

@@ -42,7 +42,7 @@ from parsers.io.guard import record_guard
 from parsers.io.records import as_dict, as_number, as_text, first_char, iter_records, looks_binary
 from parsers.io.source import MAX_MEMBER_BYTES, Source
 from parsers.io.times import read_time
-from parsers.model import Artifact, Format, Message, ParsedTrace, ParseResult, Problem, Turn, json_kind
+from parsers.model import Artifact, Format, Message, ParsedTrace, ParseResult, Problem, Turn, diff_name, json_kind
 from parsers.providers.messages import json_text
 from parsers.providers.openai import OpenAIMessages
 
@@ -739,13 +739,13 @@ def _file_diff(path: str, change) -> str | None:
     kind, body, content = change.get("type"), change.get("unified_diff"), change.get("content")
     if kind == "update" and isinstance(body, str):
         moved = as_text(change.get("move_path"))
-        head = f"--- a/{path}\n+++ b/{moved or path}\n"
+        head = f"--- {diff_name('a', path)}\n+++ {diff_name('b', moved or path)}\n"
     elif kind in ("add", "delete") and isinstance(content, str):
         lines = content.splitlines()
         if kind == "add":
-            head, span, sign = f"--- /dev/null\n+++ b/{path}\n", f"-0,0 +1,{len(lines)}", "+"
+            head, span, sign = f"--- /dev/null\n+++ {diff_name('b', path)}\n", f"-0,0 +1,{len(lines)}", "+"
         else:
-            head, span, sign = f"--- a/{path}\n+++ /dev/null\n", f"-1,{len(lines)} +0,0", "-"
+            head, span, sign = f"--- {diff_name('a', path)}\n+++ /dev/null\n", f"-1,{len(lines)} +0,0", "-"
         body = f"@@ {span} @@\n" + "".join(f"{sign}{line}\n" for line in lines)
     else:
         return None
@@ -781,10 +781,10 @@ def apply_patch_to_diff(text: str) -> tuple[str, list[str]]:
             kind, path = m.group(1), m.group(2).strip()
             files.append(path)
             header = ""
-            out.append(f"--- {'/dev/null' if kind == 'Add' else 'a/' + path}")
-            out.append(f"+++ {'/dev/null' if kind == 'Delete' else 'b/' + path}")
+            out.append(f"--- {'/dev/null' if kind == 'Add' else diff_name('a', path)}")
+            out.append(f"+++ {'/dev/null' if kind == 'Delete' else diff_name('b', path)}")
         elif raw.startswith("*** Move to: ") and out:
-            out[-1] = "+++ b/" + raw[len("*** Move to: "):].strip()
+            out[-1] = "+++ " + diff_name("b", raw[len("*** Move to: "):].strip())
         elif raw.startswith("@@"):
             flush()
             header = raw[2:].strip()

@@ -6,6 +6,12 @@ from dataclasses import dataclass, field
 ARTIFACT_KINDS = ("patch", "file", "sandbox_run")
 
 
+def diff_name(side: str, path: str) -> str:
+    """A file's name on one side ("a" or "b") of a unified diff, as git writes it: an absolute
+    path loses its leading slash (`a/home/u/x.py`, not `a//home/u/x.py`)."""
+    return f"{side}/{path.lstrip('/')}"
+
+
 @dataclass(slots=True)
 class Artifact:
     """`kind` is one of ARTIFACT_KINDS; `content` the patch (a unified diff when `format` says

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from parsers.model import Artifact, Call, Message, ParsedTrace, Problem, json_kind
+from parsers.model import Artifact, Call, Message, ParsedTrace, Problem, diff_name, json_kind
 from parsers.providers import usage as usage_mod
 from parsers.providers.anthropic import ClaudeMessages
 from parsers.io.records import as_number, as_text
@@ -225,10 +225,9 @@ def _patches(trace: ParsedTrace, rec: dict, file: str, where: dict) -> None:
         return
     hunks = res.get("structuredPatch")
     path = as_text(res.get("filePath")) or "file"
-    rel = path.lstrip("/")
     if res.get("type") == "create" and isinstance(res.get("content"), str) and not hunks:
         lines = res["content"].splitlines()
-        body = f"--- /dev/null\n+++ b/{rel}\n@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{x}\n" for x in lines)
+        body = f"--- /dev/null\n+++ {diff_name('b', path)}\n@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{x}\n" for x in lines)
     elif isinstance(hunks, list) and hunks:
         parts = []
         for i, h in enumerate(hunks):
@@ -243,7 +242,7 @@ def _patches(trace: ParsedTrace, rec: dict, file: str, where: dict) -> None:
             parts.append("@@ -{},{} +{},{} @@\n".format(*nums) + "".join(x + "\n" for x in lines))
         if not parts:
             return
-        body = f"--- a/{rel}\n+++ b/{rel}\n" + "".join(parts)
+        body = f"--- {diff_name('a', path)}\n+++ {diff_name('b', path)}\n" + "".join(parts)
     else:
         if hunks is not None and not isinstance(hunks, list):
             trace.problems.append(Problem(file, f"expected an array of hunks, found {json_kind(hunks)}; not shown",

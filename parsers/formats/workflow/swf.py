@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import jsonschema
 
 from parsers.providers import usage as usage_mod
-from parsers.model import Artifact, Format, Message, ParsedTrace, ParseResult, Problem, Turn, ValidationError, pointer
+from parsers.model import Artifact, Format, Message, ParsedTrace, ParseResult, Problem, Turn, ValidationError, diff_name, pointer
 from parsers.io.guard import record_guard
 from parsers.io.records import as_dict, as_number, as_text, not_a_json_object
 from parsers.io.source import Source
@@ -507,7 +507,7 @@ def _artifacts(call: dict, sid: str) -> list[Artifact]:
             hunks.append(f"@@ line {line} @@" if line is not None else "@@")
             hunks += [f"-{ln}" for ln in str(c.get("old") or "").splitlines()]
             hunks += [f"+{ln}" for ln in str(c.get("new") or "").splitlines()]
-        patch = f"--- a/{path}\n+++ b/{path}\n" + "\n".join(hunks) + "\n"
+        patch = f"--- {diff_name('a', path)}\n+++ {diff_name('b', path)}\n" + "\n".join(hunks) + "\n"
         return [Artifact("patch", path, patch, details={"step": sid, "tool": as_text(call.get("tool_name"))})]
     return []
 

@@ -204,6 +204,10 @@ def test_apply_patch_text_in_unified_diff_form():
     assert diff == ("--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n"
                     "--- a/b.py\n+++ b/c.py\n@@ -0,2 +0,2 @@ def f():\n     x = 1\n-    return x\n+    return x + 1\n"
                     "--- a/d.md\n+++ /dev/null\n")
+    # absolute paths are named as git names them: a/ and b/ then the path without its slash
+    diff, files = codex.apply_patch_to_diff("*** Begin Patch\n*** Update File: /home/u/x.py\n"
+                                            "*** Move to: /home/u/y.py\n@@\n-a\n+b\n*** End Patch\n")
+    assert files == ["/home/u/x.py"] and diff.startswith("--- a/home/u/x.py\n+++ b/home/u/y.py\n")
 
 
 def test_sub_agent_links_its_parent_and_counts_copies_once():
@@ -312,7 +316,9 @@ def test_real_rollout_patch_artifacts(realdata):
     assert [a["call_id"] for a in trace["artifacts"]] == [p["call_id"] for p in applied]
     for art, p in zip(trace["artifacts"], applied):
         for file, change in p["changes"].items():
-            assert f"--- a/{file}\n+++ b/{file}\n{change['unified_diff']}" in art["content"]
+            assert file.startswith("/")  # absolute: named as git names it, a/ and b/ then the path without its slash
+            assert f"--- a{file}\n+++ b{file}\n{change['unified_diff']}" in art["content"]
+            assert "a//" not in art["content"] and "b//" not in art["content"]
 
 
 def test_running_totals_that_start_again(realdata):
