@@ -285,6 +285,8 @@ class Intake:
         where = {"line": None, "record": None}
         t.title = self.text(where, "the title", t.title)
         t.task = self.text(where, "the task", t.task)
+        if t.task is not None:  # as the runs table shows it and pairs runs by it: no edge white space
+            t.task = t.task.strip() or None
         if t.models is not None and not (isinstance(t.models, list) and all(isinstance(m, str) for m in t.models)):
             self._bad(where, "the models", "an array of strings", t.models)
             t.models = [m for m in t.models if isinstance(m, str)] if isinstance(t.models, list) else None

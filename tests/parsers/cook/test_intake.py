@@ -92,3 +92,19 @@ def test_deep_values_become_text_that_reads_back():
         current.append([])
         current = current[0]
     assert as_text(very) == "[a value nested too deep to write]"
+
+
+def test_a_task_keeps_no_edge_white_space(tmp_path):
+    # A prompt typed with trailing newlines is the run's task as the runs table shows and pairs it.
+    prompt = "  Create hello.txt with \"Hello, world!\" as the content.\n\n"
+    lines = [{"type": "user", "sessionId": "s-1", "uuid": "u1", "parentUuid": None,
+              "timestamp": "2026-01-05T10:00:00Z", "message": {"role": "user", "content": prompt}},
+             {"type": "assistant", "sessionId": "s-1", "uuid": "a1", "parentUuid": "u1",
+              "timestamp": "2026-01-05T10:00:02Z", "requestId": "r1",
+              "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5",
+                          "content": [{"type": "text", "text": "Done."}], "usage": {"input_tokens": 3, "output_tokens": 1}}}]
+    path = tmp_path / "s-1.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+    doc, _ = cook_paths([str(path)])
+    (t,) = doc["traces"]
+    assert t["task"] == prompt.strip()
