@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from viewer.analysis import compare as cd
 from viewer.analysis.per_run import has_scorecard
-from viewer.analysis.transcript import Family, call_patches, cost_text, heading, patches, run_facts
+from viewer.analysis.transcript import Family, call_patches, heading, patches, run_facts
 from viewer.render import fmt
 from viewer.render import html as render
 
@@ -163,7 +163,7 @@ def index_page(entries: list[tuple[str, dict]], title: str = "Exported runs") ->
         rows.append([("↳ " if held else "") + str(t.get("title") or t["id"]), t.get("format"),
                      ", ".join(t.get("models") or []),
                      t.get("outcome"), tot.get("messages"), tot.get("requests"),
-                     cost_text(tot), fmt.duration(t.get("duration_ms"))])
+                     _index_cost(tot), fmt.duration(t.get("duration_ms"))])
         links.append(name)
     n_pages = sum(1 for name, _ in entries if "#" not in name)
     said = f"{len(entries):,} run{'s' * (len(entries) != 1)}"
@@ -171,7 +171,15 @@ def index_page(entries: list[tuple[str, dict]], title: str = "Exported runs") ->
         said += f" in {n_pages:,} page{'s' * (n_pages != 1)}"
     body = (render.render_heading(title, [said])
             + render.render_table(INDEX_COLUMNS, rows, links=links))
-    return document(title, body, css=".tv-root .tv-table-wrap { max-height: none; }")
+    # The whole list, in the page's width (a long model name is cut, its whole name in the run's page).
+    return document(title, body, css=".tv-root .tv-table-wrap { max-height: none; } "
+                                     ".tv-root .tv-table td:nth-child(3) { max-width: 13rem; }")
+
+
+def _index_cost(tot: dict) -> str | None:
+    """The run's cost as a figure (`fmt.run_cost`); where it comes from is said on its page."""
+    cost = fmt.run_cost(tot)
+    return fmt.cost(cost) if cost is not None else None
 
 
 # -- two runs -----------------------------------------------------------------------------------

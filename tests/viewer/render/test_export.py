@@ -219,6 +219,18 @@ def test_the_index_links_each_page_and_the_compare_page_shows_both_sides(tmp_pat
     assert "Numbers per side" in page.root.all_text()
 
 
+def test_the_index_shows_each_runs_cost_as_a_figure():
+    # One run whose file states its cost, one priced from usage, one with neither.
+    stated = {"id": "a" * 16, "title": "stated", "totals": {"stated_cost": 3.1485, "cost": 2.77}}
+    priced = {"id": "b" * 16, "title": "priced", "totals": {"cost": 0.25}}
+    none = {"id": "c" * 16, "title": "none", "totals": {"cost": None, "unpriced_requests": 2}}
+    index = Tree(export.index_page([(f"{t['id']}.html", t) for t in (stated, priced, none)]))
+    heads = [th.all_text().strip() for th in index.find("th")]
+    col = heads.index("cost")
+    costs = [[td.all_text().strip() for td in tr.walk() if td.tag == "td"][col] for tr in index.find("tr")[1:]]
+    assert costs[:2] == ["$3.15", "$0.25"] and costs[2] in ("", "—")
+
+
 def _stream_texts(path: Path) -> list[str]:
     out = []
     for line in path.read_text("utf-8").splitlines():
