@@ -54,7 +54,8 @@ class InputSummary:
             return f"{self.name}: nothing cooked ({why})"
         return (f"{self.name}: {self.format}, {self.records} record{'s' * (self.records != 1)}, "
                 f"{self.traces} trace{'s' * (self.traces != 1)}, "
-                f"{self.requests} requests, {self.messages} unique messages, {self.tools} tools, "
+                f"{self.requests} request{'s' * (self.requests != 1)}, "
+                f"{self.messages} unique message{'s' * (self.messages != 1)}, {self.tools} tool{'s' * (self.tools != 1)}, "
                 f"{len(self.problems)} problem{'s' * (len(self.problems) != 1)}")
 
 

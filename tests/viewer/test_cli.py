@@ -28,7 +28,7 @@ def test_cook_to_stdout_and_summary_on_stderr(tmp_path):
     doc = json.loads(p.stdout)
     assert [r["id"] for r in doc["requests"]] == ["r1"]
     assert doc["requests"][0]["timestamp"] == 1771581600000
-    assert p.stderr.strip() == ("log.jsonl: request-log, 1 record, 1 trace, 1 requests, 2 unique messages, 0 tools, 0 problems")
+    assert p.stderr.strip() == ("log.jsonl: request-log, 1 record, 1 trace, 1 request, 2 unique messages, 0 tools, 0 problems")
     # One line of JSON and its newline; --pretty indents the same document.
     assert p.stdout.endswith("}\n") and p.stdout.count("\n") == 1
     pretty = run("cook", str(log), "--pretty").stdout

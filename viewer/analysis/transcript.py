@@ -92,9 +92,13 @@ def patches(trace: dict) -> list[dict]:
 def run_facts(trace: dict) -> str:
     """One line of a run's size and outcome, from its cooked totals."""
     tot = trace.get("totals") or {}
-    return " · ".join([f"{tot.get('messages', 0):,} messages", f"{tot.get('requests', 0):,} requests",
+    return " · ".join([_counted(tot.get("messages") or 0, "message"), _counted(tot.get("requests") or 0, "request"),
                        f"tokens {fmt.tokens_summary(tot)}", cost_text(tot), fmt.duration(trace.get("duration_ms")),
                        f"outcome {trace.get('outcome') or 'unknown'}"])
+
+
+def _counted(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'s' * (n != 1)}"
 
 
 def cost_text(tot: dict) -> str:
@@ -121,8 +125,8 @@ def heading(trace: dict) -> tuple[str, list[str]]:
     what = [trace.get("format"), ", ".join(trace.get("models") or []) or None, trace.get("source"),
             fmt.when(trace.get("started_at")) if trace.get("started_at") else None]
     errors = tot.get("errors") or 0
-    stats = [f"{tot.get('requests', 0):,} requests", f"{tot.get('messages', 0):,} messages",
-             f"{tot.get('tool_calls', 0):,} tool calls", f"tokens {fmt.tokens_summary(tot)}", cost_text(tot),
+    stats = [_counted(tot.get("requests") or 0, "request"), _counted(tot.get("messages") or 0, "message"),
+             _counted(tot.get("tool_calls") or 0, "tool call"), f"tokens {fmt.tokens_summary(tot)}", cost_text(tot),
              fmt.duration(trace.get("duration_ms")), f"outcome {trace.get('outcome') or 'unknown'}",
              f"{errors:,} error{'s' * (errors != 1)}" if errors else "no errors"]
     lines = [" · ".join(str(b) for b in what if b), " · ".join(stats), trace.get("outcome_detail") or "",

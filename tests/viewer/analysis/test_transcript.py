@@ -109,3 +109,13 @@ def test_code_its_writer_fenced_keeps_its_lines_and_the_rest_stays_literal():
     rendered_code = html.split('<code class="language-python">')[1].split("</code>")[0]
     assert rendered_code.replace("&quot;", '"').rstrip("\n") == code  # every space kept
     assert "<b>" not in html and "<a " not in html and "&lt;b&gt;bold&lt;/b&gt;" in html
+
+
+def test_one_request_one_message_and_one_tool_call_are_said_in_the_singular():
+    trace = {"id": "a" * 16, "title": "one", "format": "request-log",
+             "totals": {"requests": 1, "messages": 1, "tool_calls": 1}}
+    _, lines = transcript.heading(trace)
+    assert lines[1].startswith("1 request · 1 message · 1 tool call · ")
+    assert transcript.run_facts(trace).startswith("1 message · 1 request · ")
+    trace["totals"] = {"requests": 2, "messages": 0, "tool_calls": 3}
+    assert transcript.heading(trace)[1][1].startswith("2 requests · 0 messages · 3 tool calls · ")
