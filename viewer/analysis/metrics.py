@@ -1,15 +1,17 @@
-"""Numbers behind the Metrics page: per-request frames, tool use, totals, pricing, aggregates
+"""Numbers behind the Metrics page: per-request frames, tool calls, totals, pricing, aggregates
 across traces, and a trace's scorecard (read through the typed parsers.model.Scorecard).
 
 Pure functions over the cooked document (no Streamlit), each returning a pandas frame or a
 plain dict; `figures` at the end turns the frames into plotly figures. Every per-request
 figure carries the request id in `customdata`, so a click can open that request. Every name
 from a trace that a figure shows passes `chart_text` (Plotly reads HTML in labels), and none
-is ever part of a hover template.
+is ever part of a hover template. A figure with nothing to draw (no request records what it
+shows) is None, never empty axes; `unrecorded` says in a sentence what the run does not record.
 """
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections import Counter
 
 import pandas as pd
@@ -18,7 +20,7 @@ from parsers.model import Scorecard
 from viewer.analysis.conversation import build_items, in_time_order
 from viewer.analysis.per_run import TOKEN_KINDS, has_scorecard, model_usage, number, trace_requests
 from viewer.analysis.requests import USAGE_KINDS
-from viewer.render.fmt import chart_labels, chart_text, duration, run_cost, usage_known
+from viewer.render.fmt import NO_USAGE, chart_labels, chart_text, cost as cost_text, duration, run_cost, usage_known
 
 TOKEN_LABELS = {"input": "input", "output": "output", "cache_read": "cache read", "cache_write": "cache write",
                 "reasoning": "reasoning"}
@@ -262,7 +264,118 @@ def resolved_by_model(traces: list[dict]) -> pd.DataFrame:
     return df.sort_values(["traces", "model"], ascending=[False, True], ignore_index=True)
 
 
+# -- what a run does not record -------------------------------------------------------------
+def has_usage(df: pd.DataFrame) -> bool:
+    """Whether any request records its usage (tokens)."""
+    return bool(df["input"].notna().any())
+
+
+def has_durations(df: pd.DataFrame) -> bool:
+    return bool(df["duration_ms"].notna().any())
+
+
+def has_gaps(df: pd.DataFrame) -> bool:
+    """Whether any request starts some time after the earlier ones ended (a bar of the
+    time-between-steps chart; a zero cannot stand on its log scale)."""
+    return bool((df["idle_ms"] > 0).any())
+
+
+def unrecorded(df: pd.DataFrame, stated_cost=None) -> dict[str, str]:
+    """Per chart of a trace's requests ("tokens", "cost", "latency", "gaps") with nothing to
+    draw, the sentence the page says in its place: what this run's requests do not record.
+    `stated_cost` is the run's cost as its file states it (a total with no cost per request).
+    Tokens cover the context chart too (both are drawn from usage)."""
+    out = {}
+    if df.empty:
+        return out
+    usage = has_usage(df)
+    if not usage:
+        out["tokens"] = f"Tokens: {NO_USAGE} in this trace."
+    if not df["priced"].any():
+        if stated_cost is not None:
+            out["cost"] = (f"Cost per request not recorded: the file states only the run's total, "
+                           f"{cost_text(stated_cost)}.")
+        elif not usage:
+            out["cost"] = "Cost not recorded: this run's requests carry no usage to price."
+        else:
+            out["cost"] = ("Cost: no prices. No model of this trace has a known price; give one with a prices "
+                           "file (`traceview serve --prices FILE`).")
+    if not has_durations(df):
+        out["latency"] = "Latency not recorded: this run's requests carry no durations."
+    if not has_gaps(df):
+        timed = int(df["timestamp"].notna().sum())
+        out["gaps"] = ("Time between steps not recorded: this run's requests carry no timestamps." if not timed else
+                       "Time between steps: a single request, no step between requests." if len(df) == 1 else
+                       f"Time between steps not recorded: only one of this run's {len(df)} requests carries a "
+                       "timestamp." if timed == 1 else
+                       "Time between steps: none; each request started as or before the earlier ones ended.")
+    return out
+
+
+def partly_recorded(df: pd.DataFrame) -> dict[str, str]:
+    """Per chart that is drawn but leaves some requests out, a note of which and why
+    ("tokens", "latency", "gaps"): a request that records nothing has no bar, which is not zero."""
+    n = len(df)
+    out = {}
+    missing = int(df["input"].isna().sum())
+    if has_usage(df) and missing:
+        out["tokens"] = f"{missing} of {n} requests carry no usage (no bar)."
+    missing = int(df["duration_ms"].isna().sum())
+    if has_durations(df) and missing:
+        out["latency"] = f"{missing} of {n} requests carry no duration (no bar)."
+    if has_gaps(df):
+        bits = []
+        untimed = int(df["timestamp"].isna().sum())
+        if untimed:
+            bits.append(f"{untimed} of {n} requests carry no timestamp")
+        overlapped = int((df["idle_ms"] == 0).sum())
+        if overlapped:
+            bits.append(f"{overlapped} followed the earlier ones with no time between")
+        if bits:
+            out["gaps"] = "; ".join(bits) + " (no bar)."
+    return out
+
+
 # -- figures --------------------------------------------------------------------------------
+# Ticks of a log axis of seconds, labelled as durations ("10 s", "1 min", "1 h"): one or two a
+# decade when the values span many decades, about three a decade when they span few.
+_SPARSE_TICKS = ((0.0001, "0.1 ms"), (0.001, "1 ms"), (0.01, "10 ms"), (0.1, "100 ms"), (1, "1 s"),
+                 (10, "10 s"), (60, "1 min"), (600, "10 min"), (3600, "1 h"), (86_400, "1 d"), (864_000, "10 d"),
+                 (8_640_000, "100 d"))
+_DENSE_TICKS = ((0.0001, "0.1 ms"), (0.0002, "0.2 ms"), (0.0005, "0.5 ms"), (0.001, "1 ms"), (0.002, "2 ms"),
+                (0.005, "5 ms"), (0.01, "10 ms"), (0.02, "20 ms"), (0.05, "50 ms"), (0.1, "100 ms"),
+                (0.2, "200 ms"), (0.5, "500 ms"), (1, "1 s"), (2, "2 s"), (5, "5 s"), (10, "10 s"), (20, "20 s"),
+                (30, "30 s"), (60, "1 min"), (120, "2 min"), (300, "5 min"), (600, "10 min"), (1200, "20 min"),
+                (1800, "30 min"), (3600, "1 h"), (7200, "2 h"), (18_000, "5 h"), (43_200, "12 h"), (86_400, "1 d"),
+                (172_800, "2 d"), (432_000, "5 d"), (864_000, "10 d"), (1_728_000, "20 d"), (4_320_000, "50 d"),
+                (8_640_000, "100 d"))
+_DENSE_SPAN = 2.0  # decades of values up to which the dense ticks are used
+
+
+def log_seconds_axis(seconds) -> dict:
+    """A log y axis for these (positive) seconds: its range (log10 units) with room below
+    the smallest bar and above the largest, and ticks at round durations labelled as people
+    read them, never "1e+4", "10k" or a lone "2" between the powers of ten."""
+    values = [float(v) for v in seconds if v == v and v > 0]
+    lo, hi = math.log10(min(values)), math.log10(max(values))
+    span = hi - lo
+    lo, hi = lo - 0.3 - 0.05 * span, hi + max(0.2, 0.05 * span)
+    if hi - lo < 1:  # at least a decade: two ticks or more
+        widen = (1 - (hi - lo)) / 2
+        lo, hi = lo - widen, hi + widen
+    ticks = [(v, t) for v, t in (_DENSE_TICKS if span <= _DENSE_SPAN else _SPARSE_TICKS)
+             if lo <= math.log10(v) <= hi]
+    return {"type": "log", "range": [lo, hi], "tickmode": "array", "tickvals": [v for v, _ in ticks],
+            "ticktext": [t for _, t in ticks]}
+
+
+def _cost_ticks(most: float) -> dict:
+    """A USD axis up to `most`: "$0.0004", "$0.02", "$1.5", with as many decimals as the
+    step between ticks needs, never SI prefixes ("400µ")."""
+    places = 2 if not 0 < most < 1 else max(2, math.ceil(-math.log10(most)) + 2)
+    return {"tickprefix": "$", "tickformat": f",.{places}~f"}
+
+
 def _layout(fig, title: str, ytitle: str, height: int = 320, n: int | None = None):
     """Title, legend and axes of a chart. With `n`, the x axis holds requests 1..n exactly
     (no empty tick before the first or after the last), a tick each when they fit."""
@@ -326,16 +439,20 @@ def cost_figure(df: pd.DataFrame):
                         marker={"symbol": "x", "size": 8, "color": "#d62728"},
                         hovertemplate="%{hovertext}<br>no price for this model<extra></extra>")
     _layout(fig, "Cumulative cost (USD)", "USD", n=len(df))
-    fig.update_yaxes(rangemode="tozero")
+    fig.update_yaxes(rangemode="tozero", **_cost_ticks(float(df["cum_cost"].max())))
     return fig
 
 
 def latency_figure(df: pd.DataFrame):
-    """Duration of every request, coloured by model."""
+    """Duration of every request, coloured by model (a model none of whose requests records a
+    duration is left out). None when no request records its duration."""
     import plotly.graph_objects as go
 
+    if not has_durations(df):
+        return None
     fig = go.Figure()
-    for model, sub in df.groupby(df["model"].fillna("unknown model"), sort=False):
+    timed = df[df["duration_ms"].notna()]
+    for model, sub in timed.groupby(timed["model"].fillna("unknown model"), sort=False):
         fig.add_bar(x=sub["n"], y=sub["duration_ms"] / 1000, name=chart_text(model, LABEL_CHARS),
                     customdata=sub["id"], hovertext=_hover(sub),
                     hovertemplate="%{hovertext}<br>%{y:.2f} s<extra></extra>")
@@ -345,17 +462,21 @@ def latency_figure(df: pd.DataFrame):
 
 def gaps_figure(df: pd.DataFrame):
     """Time between steps: from the end of the earlier requests to this one's start, on a log
-    scale, so that one long pause (overnight) does not flatten every other step."""
+    scale, so that one long pause (overnight) does not flatten every other step; its ticks are
+    durations. None when no request starts after the earlier ones ended (no timestamps, or
+    every step overlapped): a log scale has no room for zero."""
     import plotly.graph_objects as go
 
+    if not has_gaps(df):
+        return None
     idle = df["idle_ms"]
     fig = go.Figure(go.Bar(x=df["n"], y=idle / 1000, name="between requests", customdata=df["id"],
                            hovertext=[f"{h}<br>{duration(v)} since the previous request ended" if v == v else h
                                       for h, v in zip(_hover(df), idle)],
                            marker_color="#8c564b", hovertemplate="%{hovertext}<extra></extra>"))
     fig.update_layout(bargap=0.1)
-    _layout(fig, "Time between steps (tools, the user, the agent's own work)", "seconds (log scale)", n=len(df))
-    fig.update_yaxes(type="log")
+    _layout(fig, "Time between steps (tools, the user, the agent's own work)", "time (log scale)", n=len(df))
+    fig.update_yaxes(**log_seconds_axis(idle / 1000))
     return fig
 
 
@@ -381,11 +502,14 @@ def tools_figure(tu: pd.DataFrame):
 
 
 def trace_tokens_figure(pt: pd.DataFrame, top: int = 40):
-    """Tokens per trace, stacked by kind, the `top` largest (traces with no tokens left out)."""
+    """Tokens per trace, stacked by kind, the `top` largest (traces with no tokens left out);
+    None when no trace has tokens."""
     import plotly.graph_objects as go
 
     total = pt[list(TOKEN_KINDS)].apply(pd.to_numeric, errors="coerce").fillna(0).sum(axis=1).astype(float)
     sub = pt.assign(_total=total)[total > 0].nlargest(top, "_total")
+    if sub.empty:
+        return None
     labels = [f"{chart_text(t, 29)} ·{chart_text(str(i)[:4])}" for t, i in zip(sub["title"], sub["id"])]
     fig = go.Figure()
     for k in TOKEN_KINDS:
@@ -398,18 +522,24 @@ def trace_tokens_figure(pt: pd.DataFrame, top: int = 40):
 
 
 def model_cost_figure(pm: pd.DataFrame):
-    """Cost per model; models with no price show as "unpriced" instead of a zero bar."""
+    """Cost per model; models with no price show as "unpriced" instead of a zero bar, models
+    whose requests recorded no usage as "no usage recorded". None when no model has a cost or
+    unpriced requests (no request recorded usage): there is nothing to say per model."""
     import plotly.graph_objects as go
 
-    text = [f"unpriced ({u} requests)" if pd.isna(c) else f"${c:,.4f}" + (f" + {u} unpriced" if u else "")
-            for c, u in zip(pm["cost"], pm["unpriced"])]
+    if not pm["cost"].notna().any() and not pm["unpriced"].any():
+        return None
+    text = [(f"unpriced ({u} requests)" if u else NO_USAGE) if pd.isna(c)
+            else f"${c:,.4f}" + (f" + {u} unpriced" if u else "") for c, u in zip(pm["cost"], pm["unpriced"])]
     models = chart_labels(pm["model"], LABEL_CHARS)
     fig = go.Figure(go.Bar(y=models, x=pm["cost"].fillna(0), orientation="h", text=text,
                            textposition="outside", cliponaxis=False, marker_color="#2ca02c", name="cost",
                            hovertemplate="%{y}: %{text}<extra></extra>"))
     _layout(fig, "Cost per model (USD)", "", height=max(240, 110 + 28 * len(pm)))
-    fig.update_layout(xaxis={"title": "USD"}, yaxis={"title": None, "autorange": "reversed"}, dragmode=False,
-                      showlegend=False)
+    most = float(pm["cost"].max()) if pm["cost"].notna().any() else 0.0
+    # Room right of the longest bar for its text ("$0.1515"), which would be cut at the edge.
+    fig.update_layout(xaxis={"title": "USD", "range": [0, most * 1.3] if most > 0 else None, **_cost_ticks(most)},
+                      yaxis={"title": None, "autorange": "reversed"}, dragmode=False, showlegend=False)
     return fig
 
 

@@ -1,4 +1,4 @@
-"""Metrics: tokens, context, cost, latency and tool use of one trace; or, without `trace`,
+"""Metrics: tokens, context, cost, latency and tool calls of one trace; or, without `trace`,
 tokens, cost and outcomes across every run shown (read from the library's stub of each run,
 its totals and usage per model, never its messages or requests).
 
@@ -6,7 +6,8 @@ URL: `?trace=TRACE` for one trace, nothing for the aggregate. Frames and figures
 `viewer.analysis.metrics`; a click on a point of a per-request chart opens that request on the
 Requests page (`/requests?trace=..&request=..`). A trace's scorecard (rubric, gates, scores,
 rewards, votes) follows its charts; a trace that is only a scorecard (a BenchmarkDataPoint
-record) gets the scorecard alone.
+record) gets the scorecard alone. A chart with nothing to draw (the run does not record what it
+shows: usage, prices, durations, timestamps) is not drawn; the page says what is not recorded.
 """
 from __future__ import annotations
 
@@ -82,24 +83,17 @@ def _trace(col, trace: dict) -> None:
         st.info("This trace holds no model requests.", icon=":material/info:")
         return
     st.caption("Click a point or bar of a per-request chart to open that request.")
+    missing = md.unrecorded(df, (trace.get("totals") or {}).get("stated_cost"))
+    partly = md.partly_recorded(df)
     left, right = st.columns(2)
     with left:
-        if tot["tokens"] is None:
-            st.info(f"Tokens: {fmt.NO_USAGE} in this trace.", icon=":material/info:")
-        else:
-            _chart(md.tokens_figure(df), "tokens")
-        cost = md.cost_figure(df)
-        if cost is None:
-            st.info("Cost: no prices. " + ("No request recorded usage to price." if tot["tokens"] is None else
-                    "No model of this trace has a known price; give one with a prices file "
-                    "(`traceview serve --prices FILE`)."), icon=":material/info:")
-        else:
-            _chart(cost, "cost")
-        _chart(md.gaps_figure(df), "gaps")
+        _chart_or_note(missing, partly, "tokens", md.tokens_figure, df)
+        _chart_or_note(missing, partly, "cost", md.cost_figure, df)
+        _chart_or_note(missing, partly, "gaps", md.gaps_figure, df)
     with right:
-        if tot["tokens"] is not None:
+        if "tokens" not in missing:  # no usage: the tokens note says it for the context too
             _chart(md.context_figure(df), "context")
-        _chart(md.latency_figure(df), "latency")
+        _chart_or_note(missing, partly, "latency", md.latency_figure, df)
         if tools.empty:
             st.caption("No tool calls.")
         else:
@@ -113,7 +107,8 @@ def _totals(trace: dict, tot: dict) -> None:
     m[0].metric("Requests", f"{tot['requests']:,}",
                 help=f"{tot['failed_requests']} failed" if tot["failed_requests"] else None)
     m[1].metric("Messages", f"{tot['messages']:,}",
-                help=" · ".join(f"{r} {n:,}" for r, n in tot["messages_by_role"].items()) or None)
+                help=" · ".join(f"{fmt.ROLE_LABELS.get(r, r)} {n:,}" for r, n in tot["messages_by_role"].items())
+                or None)
     toks = tot["tokens"]
     without = tot["requests"] - tot["usage_requests"]
     if toks is None:
@@ -146,7 +141,7 @@ def _totals(trace: dict, tot: dict) -> None:
                 help="failed requests and failed tool calls over requests and tool calls")
     m[7].metric("First tool call", fmt.duration(tot["time_to_first_tool_call_ms"]),
                 help="from the trace's start to the end of the first request that called a tool")
-    roles = " · ".join(f"{r.replace('_', ' ')} {n:,}" for r, n in tot["messages_by_role"].items())
+    roles = " · ".join(f"{fmt.ROLE_LABELS.get(r, r)} {n:,}" for r, n in tot["messages_by_role"].items())
     kinds = " · ".join(f"{md.TOKEN_LABELS[k]} {toks[k]:,}" for k in md.USAGE_KINDS if toks[k]) if toks else ""
     st.caption(f"Messages by role: {roles or 'none'}  \nTokens: {kinds or fmt.NO_USAGE}"
                + (f"  \nLargest context: {tot['context_max']:,} tokens" if tot["context_max"] else ""))
@@ -201,6 +196,18 @@ def _table(df, formats: dict | None = None, overrides: dict | None = None, **kw)
     as numbers), a missing value as "—", trace text with its bidirectional controls shown."""
     return st.dataframe(fmt.grid(df, formats), hide_index=True, placeholder=fmt.MISSING,
                         column_config=tables.config(df, overrides), **kw)
+
+
+def _chart_or_note(missing: dict, partly: dict, name: str, figure, df) -> None:
+    """A per-request chart, with a note of the requests it leaves out; or, when the run does not
+    record what it shows, a sentence saying so in its place (never empty axes)."""
+    fig = None if name in missing else figure(df)
+    if fig is None:
+        st.info(missing.get(name) or f"{name.capitalize()}: nothing to draw.", icon=":material/info:")
+        return
+    _chart(fig, name)
+    if name in partly:
+        st.caption(partly[name])
 
 
 def _chart(fig, name: str) -> None:
@@ -285,7 +292,7 @@ def _scorecard(trace: dict) -> None:
             if not sc["alternatives"].empty:
                 st.plotly_chart(md.alternatives_figure(sc["alternatives"]), key="tv_sc_alts", config=CHART)
         if not sc["tools_used"].empty:
-            st.markdown("**Tools used**")
+            st.markdown("**Tool calls by tool** (as the scorecard states them)")
             _table(sc["tools_used"], {"avg_latency_ms": fmt.duration}, {"avg_latency_ms": "avg latency"})
     if sc["tables"]:
         grid = st.columns(2)
@@ -348,9 +355,19 @@ def _aggregate() -> None:
     if len(pt) > 1 and int(pt["requests"].sum()):
         left, right = st.columns(2)
         with left:
-            st.plotly_chart(md.trace_tokens_figure(pt, TOP_TRACES), key="tv_m_agg_traces", config=CHART)
+            fig = md.trace_tokens_figure(pt, TOP_TRACES)
+            if fig is None:
+                st.info(f"Tokens per trace: {fmt.NO_USAGE} in any of these traces.", icon=":material/info:")
+            else:
+                st.plotly_chart(fig, key="tv_m_agg_traces", config=CHART)
         with right:
-            st.plotly_chart(md.model_cost_figure(pm), key="tv_m_agg_models", config=CHART)
+            fig = md.model_cost_figure(pm)
+            if fig is None:
+                st.info("Cost per model not recorded: the files state only each run's total cost (in the table)."
+                        if priced.any() else "Cost per model not recorded: these runs' requests carry no usage "
+                        "to price.", icon=":material/info:")
+            else:
+                st.plotly_chart(fig, key="tv_m_agg_models", config=CHART)
     st.markdown("**Per model**")
     _table(pm, NUMBER_FORMATS, {**{k: md.TOKEN_LABELS[k] for k in md.TOKEN_KINDS}, "unpriced": st.column_config.NumberColumn(
         "unpriced", help="requests with usage and no known price")})

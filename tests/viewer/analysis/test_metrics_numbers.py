@@ -83,7 +83,9 @@ def test_nothing_priced_draws_no_cost_line():
 
 def test_request_axes_fit_the_requests():
     u = {"input": 5, "output": 1, "cache_read": 0, "cache_write": 0, "reasoning": 0}
-    t, reqs = _trace([_r(n, u, 0.01, ts=1000 * n) for n in range(1, 8)])
+    # A request a second starting as the one before it ended would leave no time between steps
+    # to draw: one every two seconds (each lasts one).
+    t, reqs = _trace([_r(n, u, 0.01, ts=2000 * n) for n in range(1, 8)])
     df = md.per_request(t, reqs, {})
     for fig in (md.tokens_figure(df), md.context_figure(df), md.cost_figure(df), md.latency_figure(df),
                 md.gaps_figure(df)):
