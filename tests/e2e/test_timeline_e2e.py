@@ -220,6 +220,72 @@ def test_find_jumps_on_enter_keeps_its_bar_in_view_and_survives_a_reload(page, a
     assert page.locator("#msg-120").count() == 1
 
 
+# Keeps what the page sends the server (its reruns), so that a test can send one again later;
+# counts the app's finished runs, so that it can wait for the server's answer; and lists the
+# messages the URL is set to, so that it can tell one that did not last.
+KEEP_SENDS = """(() => {
+    window.__tv_sent = 0; window.__tv_runs = 0; window.__tv_urls = [];
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (d) { window.__tv_sent++; window.__tv_last = [this, d]; return send.call(this, d); };
+    window.__tv_resend = () => send.call(...window.__tv_kept);
+    new MutationObserver(ms => ms.forEach(m => {
+        if (m.target.getAttribute('data-test-script-state') === 'notRunning') window.__tv_runs++; }))
+      .observe(document, {subtree: true, attributes: true, attributeFilter: ['data-test-script-state']});
+    for (const name of ['pushState', 'replaceState']) {
+        const write = history[name];
+        history[name] = function (...args) {
+            const out = write.apply(this, args);
+            window.__tv_urls.push(new URLSearchParams(location.search).get('msg'));
+            return out;
+        };
+    }
+})()"""
+
+
+def cross(page, key: str, msg: int, page_no: int) -> None:
+    """Press `key` to step to message `msg` on page `page_no`; then a rerun the page sent
+    before the key (its follow check's, state and all) reaches the server again, as one sent
+    just before the page drew the step would. The URL must name `msg` throughout.
+
+    Such a rerun used to be the bug: the page bar followed a step by having its value written
+    from the server, and the old page it carried was taken for the reader's choice. The follow
+    check sends one twice a second, so it happened on its own now and then (one step in a few);
+    sending one again makes it happen every time."""
+    idle = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+    page.wait_for_selector(idle)
+    sent = page.evaluate("() => window.__tv_sent")  # the next rerun is the follow check's
+    page.wait_for_function("n => window.__tv_sent > n", arg=sent)
+    page.evaluate("() => { window.__tv_kept = window.__tv_last; }")
+    step(page, key, msg)
+    page.wait_for_function("p => { const a = document.querySelector('[data-testid=stPaginationPageActive]');"
+                           " return a !== null && a.innerText === p; }", arg=str(page_no))
+    page.wait_for_function("n => { const m = document.getElementById('msg-' + n);"
+                           " return m !== null && getComputedStyle(m).outlineStyle === 'solid'; }", arg=msg)
+    page.wait_for_selector(idle)
+    runs = page.evaluate("() => { window.__tv_urls = []; window.__tv_resend(); return window.__tv_runs; }")
+    page.wait_for_function("n => window.__tv_runs >= n", arg=runs + 2)  # that one answered, and one more
+    written = page.evaluate("() => window.__tv_urls")
+    assert set(written) <= {str(msg)} and url_params(page)["msg"] == str(msg), \
+        f"message {msg} shown; the URL went to {written}, now {page.url}"
+
+
+def test_k_and_j_over_a_page_boundary_keep_the_url_on_the_message(page, app, shots_dir):
+    """K on the first message of a page goes to the last message of the page before, and the
+    URL names that message and goes on naming it; J back over the boundary the same. (The URL
+    went to 51, then to 1, with 50 shown; after J, to 1 and back to 51, the mark on 51 lost.)"""
+    page.add_init_script(KEEP_SENDS)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_timeline(page, app, "long.jsonl")
+    page.get_by_test_id("stPaginationNext").click()  # the page bar, to page 2: message 51 on top
+    page.wait_for_selector("#msg-51")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('msg') === '51'")
+    page.evaluate("document.activeElement.blur()")  # keys go to the page, not the bar's button
+    cross(page, "k", 50, 1)
+    assert in_view(page, "#msg-50")
+    page.screenshot(path=str(shots_dir / "timeline-k-over-page-boundary-1280x720.png"))
+    cross(page, "j", 51, 2)
+
+
 def test_pages_and_permalink_round_trip(page, app):
     open_timeline(page, app, "long.jsonl")
     assert page.locator("#msg-1").count() == 1 and page.locator("#msg-51").count() == 0

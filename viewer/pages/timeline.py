@@ -167,9 +167,18 @@ def _page_bar(col, trace: dict, page_items: list, pg: int, n_pages: int) -> None
     ss = st.session_state
     bar = st.columns([4, 1.3, 1.6], vertical_alignment="bottom", gap="small")
     with bar[0]:
-        if ss.get("tv_page") != pg + 1:  # `msg` moved (a find jump, a link): follow it
-            ss["tv_page"] = pg + 1
-        st.pagination(n_pages, key="tv_page", on_change=_on_page, max_visible_pages=9)
+        # The bar follows `msg` (J / K, a find jump, a link) by being drawn anew, opened at
+        # `msg`'s page, whenever that page changes: its value is never written from here. A
+        # written value reaches the browser a moment later, and a rerun the browser sends
+        # meanwhile (the follow check's, twice a second, or a key's) still carries the old page,
+        # which was taken for the reader's choice: `msg` went to that page's first message, then
+        # to the new page's once the written value came round (K from message 51 showed 50 with
+        # `msg=1` in the URL). See `_on_page`.
+        drawn = ss.get("tv_pager")  # (page index, bar number) of the bar drawn last
+        if drawn is None or drawn[0] != pg:
+            drawn = ss["tv_pager"] = (pg, drawn[1] + 1 if drawn else 0)
+        key = f"tv_pager_{drawn[1]}"
+        st.pagination(n_pages, default=pg + 1, key=key, on_change=_on_page, args=(key,), max_visible_pages=9)
     with bar[1].container(horizontal=True, gap="small", wrap=False):
         st.button("", key="tv_prev_msg", help="previous message (K)", on_click=_on_message_step, args=(-1,),
                   icon=":material/arrow_upward:", shortcut="K")
@@ -430,10 +439,17 @@ def _current() -> int:
     return cur if cur is not None else (_int(st.query_params.get("msg")) or 1)
 
 
-def _on_page() -> None:
+def _on_page(key: str) -> None:
+    # Only the bar drawn last is the reader's, and only a page other than the one it opened at
+    # is a choice (the bar ignores a click on its own page). An earlier bar's value can still
+    # come with a later rerun (the browser sends it until it has drawn the new bar), and
+    # Streamlit calls this for it again, having forgotten the value with the bar.
+    drawn = st.session_state.get("tv_pager")
+    chosen = _int(st.session_state.get(key))
+    if drawn is None or key != f"tv_pager_{drawn[1]}" or chosen is None or chosen == drawn[0] + 1:
+        return
     starts = st.session_state.get("tv_page_starts") or [1]
-    n = min(max(int(st.session_state.get("tv_page") or 1), 1), len(starts))
-    _set_msg(starts[n - 1], focus=False)
+    _set_msg(starts[min(max(chosen, 1), len(starts)) - 1], focus=False)
 
 
 def _on_page_step(delta: int) -> None:
