@@ -15,6 +15,7 @@ Pure Python (no Streamlit): the app keeps one `Store` per server process.
 from __future__ import annotations
 
 import hashlib
+import dataclasses
 import os
 import re
 import shutil
@@ -107,7 +108,9 @@ class Collection:
         entry = self.inputs[0] if self.inputs else {}
         # A file is read again by itself (named as its own file); a zip's members by their names.
         own = Path(path).name if records_file or name == entry.get("name") else name
-        return pipeline.source_record([path], None, name=own, line=line)
+        rec = pipeline.source_record([path], None, name=own, line=line)
+        # named as the cook names it: the input's name, or the file beside it as the trace names it
+        return dataclasses.replace(rec, name=records_file) if rec is not None and records_file else rec
 
     def memo(self, key, make):
         """A derived view computed once per collection (cooked documents never change)."""

@@ -335,13 +335,8 @@ def _sub_agent_cards(col, trace: dict) -> dict:
         child = col.traces.get(link.get("trace"))
         if child is None:
             continue
-        tot = child.get("totals") or {}
-        facts = [f"{tot.get('messages', 0):,} messages", f"{tot.get('requests', 0):,} requests",
-                 f"tokens {fmt.tokens_summary(tot)}",
-                 transcript.cost_text(tot),
-                 fmt.duration(child.get("duration_ms")), f"outcome {child.get('outcome') or 'unknown'}"]
         card = {"href": "?" + urlencode({"trace": child["id"]}), "title": child.get("title") or child["id"],
-                "facts": " · ".join(facts)}
+                "facts": transcript.run_facts(child)}
         cards.setdefault(link.get("call"), []).append(card)
     return cards
 
@@ -359,8 +354,9 @@ def _header(col, trace: dict, everything: list, n_msgs: int) -> None:
             fmt.when(trace.get("started_at")) if trace.get("started_at") else None]
     n_calls = sum(len(conv._calls(it["message"])) for it in everything)
     errors = sum(1 for it in everything if conv.is_error(it))
-    stats = [f"**{tot.get('requests', 0):,}** requests", f"**{n_msgs:,}** messages",
-             f"**{n_calls:,}** tool calls",
+    n_reqs = tot.get("requests") or 0
+    stats = [f"**{n_reqs:,}** request{'s' * (n_reqs != 1)}", f"**{n_msgs:,}** message{'s' * (n_msgs != 1)}",
+             f"**{n_calls:,}** tool call{'s' * (n_calls != 1)}",
              f"tokens **{fmt.tokens_summary(tot)}**",
              transcript.cost_text(tot),
              f"**{fmt.duration(trace.get('duration_ms'))}**",

@@ -221,7 +221,7 @@ def test_a_sub_agent_from_its_own_file_reads_its_records_from_that_file(lib, tmp
     assert trace["records_file"] == agent_file.relative_to(project).as_posix()
     first = col.messages[trace["timeline"][0]]
     rec = col.source_record(trace["source"], first["line"], trace["records_file"])
-    assert rec is not None and rec.name == agent_file.name
+    assert rec is not None and rec.name == trace["records_file"]
     assert rec.value["uuid"] == agent_lines[first["line"] - 1]["uuid"]  # the agent file's line, not the session's
     agent_file.write_text(agent_file.read_text() + "\n")
     assert col.source_record(trace["source"], first["line"], trace["records_file"]) is None  # changed since

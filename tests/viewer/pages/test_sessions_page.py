@@ -102,3 +102,23 @@ def test_raw_json_of_a_session_message_shows_its_own_line(monkeypatch):
     box.select(next(o for o in box.options if o.endswith(" user"))).run()  # the first prompt shown
     rel = SESSION.relative_to(PROJECT).as_posix()
     assert f"In the file: {rel}, line {first_prompt} (secrets masked)" in [c.value for c in at.caption]
+
+
+def test_raw_json_of_a_sub_agent_message_shows_its_own_files_line(monkeypatch):
+    _, child = _traces()
+    lines = AGENT.read_text().splitlines()
+    first_prompt = next(i for i, x in enumerate(lines, 1) if x.strip() and json.loads(x).get("type") == "user")
+    at = on_page(app([PROJECT], monkeypatch), "timeline", trace=child["id"])
+    box = at.selectbox(key="tv_raw")
+    box.select(next(o for o in box.options if o.endswith(" user"))).run()  # the sub-agent's prompt
+    rel = AGENT.relative_to(PROJECT).as_posix()
+    assert f"In the file: {rel}, line {first_prompt} (secrets masked)" in [c.value for c in at.caption]
+
+
+def test_a_run_of_one_request_says_so_in_the_singular(monkeypatch, tmp_path):
+    from tests.parsers.cook.test_occurrences import B, TURNS_B, claude_session
+    (tmp_path / f"{B}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in claude_session(B, TURNS_B)))
+    doc, _ = pipeline.cook_paths([tmp_path])
+    (trace,) = doc["traces"]
+    at = on_page(app([tmp_path], monkeypatch), "timeline", trace=trace["id"])
+    assert any("**1** request · **2** messages · **0** tool calls" in c.value for c in at.caption)
