@@ -17,7 +17,8 @@ from parsers.cook.redact import mask_document, mask_message, mask_tool, scrub_pr
 from parsers.cook.tree import assign_parents
 from parsers.model import MODEL_ROLES, USAGE_KINDS, Call, Message, ParsedTrace, ParseResult, Problem, Turn, internal_error
 
-SCHEMA_VERSION = 1
+# 2: a trace may say its messages' own times (`message_times`) and its records' file (`records_file`)
+SCHEMA_VERSION = 2
 
 
 def trace_id(fmt: str, key: str, index: int, session: str | None = None) -> str:
@@ -193,7 +194,7 @@ class DocumentBuilder:
 
         if parsed.messages is not None:
             timeline = [self.intern_message(m) for m in parsed.messages]
-            times.note(timeline, parsed.messages)
+            times.note(timeline, parsed.messages, continued=False)
         else:
             timeline = _main_branch(reqs)
         problems = _problems(parsed.problems)
@@ -242,8 +243,8 @@ class DocumentBuilder:
                 if c is not None:
                     r = self._cook_call(c, tid)
                     reqs.append(r)
-                    times.note(r["request_messages"] + r["response_messages"],
-                               c.request_messages + c.response_messages)
+                    times.note(r["request_messages"], c.request_messages)
+                    times.note(r["response_messages"], c.response_messages, continued=False)
             except Exception as e:  # noqa: BLE001
                 parsed.problems.append(internal_error(source, "the cook", e, getattr(c, "line", None),
                                                       getattr(c, "record", None)))

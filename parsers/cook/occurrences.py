@@ -20,22 +20,26 @@ class OccurrenceTimes:
         self._times: dict[str, set] = {}  # message id -> the times it occurs at
         self._ids: list[str] = []  # the last conversation noted
 
-    def note(self, ids: list[str], msgs: list[Message]) -> None:
-        """A conversation of the trace: its message ids and the messages they were made from
-        (a request usually repeats the one before and adds to it: only the rest is read)."""
-        k = len(self._ids)
-        if not (k and len(ids) >= k and ids[:k] == self._ids):
-            k = 0
+    def note(self, ids: list[str], msgs: list[Message], continued: bool = True) -> None:
+        """Messages of the trace: their ids and the messages they were made from. A request's
+        messages (`continued`) usually repeat the previous request's and add a few: only the
+        rest is read. (A response is read whole; a later request need not send it back as it
+        came, so requests are compared with requests.)"""
+        k = 0
+        if continued:
+            k = len(self._ids)
+            if not (k and len(ids) >= k and ids[:k] == self._ids):
+                k = 0
+            self._ids = ids
         times = self._times
-        for mid, m in zip(ids[k:], msgs[k:]):
-            extra = m.extra
+        for i in range(k, len(ids)):
+            extra = msgs[i].extra
             t = extra.get("timestamp") if extra else None
-            seen = times.get(mid)
+            seen = times.get(ids[i])
             if seen is None:
-                times[mid] = seen = set()
+                times[ids[i]] = seen = set()
             if t is not None:
                 seen.add(t)
-        self._ids = ids
 
     def differing(self, messages: dict[str, dict]) -> dict[str, list[int]]:
         """The trace's `message_times` (see the module's note)."""

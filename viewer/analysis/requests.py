@@ -386,8 +386,8 @@ def plain_items(entries, messages, conversation=(), times: dict | None = None) -
     at = at_their_times(conversation, [messages.get(mid) or {} for mid in conversation], times) if times else ()
     out = []
     for pos, mid in entries:
-        m = (at[pos] if 0 <= pos < len(at) and conversation[pos] == mid else messages.get(mid)) \
-            or {"id": mid, "role": "assistant", "content": "(message missing from the document)"}
+        m = at[pos] if 0 <= pos < len(at) and conversation[pos] == mid and mid in messages else messages.get(mid)
+        m = m or {"id": mid, "role": "assistant", "content": "(message missing from the document)"}
         out.append({"message": m, "position": pos, "result": None, "unmatched": False, "error": None})
     return out
 

@@ -180,7 +180,8 @@ def listed_trace(r: pipeline.RunRow) -> dict:
     """A run listed from its summary, as a cooked trace with what the summary says: its
     title, task, model, time, outcome and scores (usage and cost come with its cook)."""
     s = r.summary
-    return {"id": r.trace_id, "title": s.title or r.trace_id, "task": s.task, "format": r.format,
+    task = s.task.strip() or None if isinstance(s.task, str) else None  # as the cook keeps a task
+    return {"id": r.trace_id, "title": s.title or r.trace_id, "task": task, "format": r.format,
             "source": r.input, "models": list(s.models or ()), "started_at": s.started_at,
             "duration_ms": s.duration_ms, "outcome": s.outcome or "unknown", "outcome_detail": s.outcome_detail,
             "totals": {},  # its messages too: a summary counts them otherwise than the timeline

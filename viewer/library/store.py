@@ -94,8 +94,12 @@ class Collection:
             return None
         path, size, mtime_ns = self.path, self.size, self.mtime_ns
         if records_file:
+            # The input's name is its path under the folder it was found in; so is the file's.
+            name_of_input = (self.inputs[0] if self.inputs else {}).get("name") or ""
+            root = self.path[:-len(name_of_input)] if name_of_input and self.path.endswith(name_of_input) else None
+            want = os.path.normpath(root + records_file) if root is not None else None
             beside = next((r for r in self.reads if isinstance(r, list) and len(r) == 3
-                           and str(r[0]).replace(os.sep, "/").endswith("/" + records_file.lstrip("/"))), None)
+                           and isinstance(r[0], str) and os.path.normpath(r[0]) == want), None)
             if beside is None:
                 return None
             path, size, mtime_ns = beside

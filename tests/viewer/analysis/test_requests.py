@@ -250,6 +250,8 @@ def test_plain_items_show_each_message_at_its_own_occurrence():
     items = rd.plain_items([(0, "y"), (2, "y"), (1, "a")], msgs, conversation, {"y": [5000, 9000]})
     assert [it["message"]["timestamp"] for it in items] == [5000, 9000, 6000]
     assert msgs["y"]["timestamp"] == 1000
+    gone = rd.plain_items([(0, "gone")], msgs, ["gone"], {"gone": [7000]})
+    assert gone[0]["message"]["content"].startswith("(message missing")
 
 
 # -- trajectories: one request per model turn, a chain ----------------------------------------

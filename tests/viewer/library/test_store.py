@@ -223,6 +223,12 @@ def test_a_sub_agent_from_its_own_file_reads_its_records_from_that_file(lib, tmp
     rec = col.source_record(trace["source"], first["line"], trace["records_file"])
     assert rec is not None and rec.name == trace["records_file"]
     assert rec.value["uuid"] == agent_lines[first["line"] - 1]["uuid"]  # the agent file's line, not the session's
+    # only a file the input's reader opened, by its whole name: never another, nor one named alike
+    (project / "notes.jsonl").write_text(agent_file.read_text())
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text(agent_file.read_text())
+    for name in ("notes.jsonl", "../outside.jsonl", str(outside), agent_file.name):
+        assert col.source_record(trace["source"], first["line"], name) is None, name
     agent_file.write_text(agent_file.read_text() + "\n")
     assert col.source_record(trace["source"], first["line"], trace["records_file"]) is None  # changed since
 
