@@ -40,6 +40,7 @@ from pygments.styles import get_style_by_name
 from pygments.token import STANDARD_TYPES
 from pygments.util import ClassNotFound
 
+from parsers.model import diff_name
 from viewer.render.fmt import ROLE_LABELS, visible
 
 __all__ = [
@@ -573,7 +574,7 @@ def _unified(old: str, new: str, path: str) -> str:
     """A diff of an edit's two strings. Their line numbers in the file are unknown (the edit
     names text, not places), so hunks say "@@" without the made-up numbers."""
     diff = "".join(
-        difflib.unified_diff(_lines(old), _lines(new), f"a/{path.lstrip('/')}", f"b/{path.lstrip('/')}", n=3)
+        difflib.unified_diff(_lines(old), _lines(new), diff_name("a", path), diff_name("b", path), n=3)
     )
     return _HUNK_RE.sub("@@", diff)
 
