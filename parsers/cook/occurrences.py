@@ -12,6 +12,7 @@ occurrences at one time are one time).
 """
 from __future__ import annotations
 
+from parsers.cook.intake import repeated_prefix
 from parsers.model import Message
 
 
@@ -27,9 +28,7 @@ class OccurrenceTimes:
         came, so requests are compared with requests.)"""
         k = 0
         if continued:
-            k = len(self._ids)
-            if not (k and len(ids) >= k and ids[:k] == self._ids):
-                k = 0
+            k = repeated_prefix(ids, self._ids)
             self._ids = ids
         times = self._times
         for i in range(k, len(ids)):

@@ -135,7 +135,6 @@ def _decompressed(src: Source, problems: list[Problem]) -> Source:
     return Source(src.name, src.size, lambda: io.BufferedReader(_Zstd(src.open(), src.name, problems)))
 
 
-
 class _Zstd(io.RawIOBase):
     """Decompresses a zstandard stream of one or more frames as it is read, at most
     MAX_MEMBER_BYTES of it, in small steps (a bomb cannot fill memory); a stream that is cut off

@@ -218,11 +218,12 @@ def _traces_of_inputs(doc: dict) -> list[list[dict]]:
     that start alike: see the trace id rule), so a trace is not looked up by its id: the
     document lists the traces in the order of their inputs, each input's together."""
     traces, out, k = doc["traces"], [], 0
+    by_id = None
     for entry in doc["inputs"]:
         n = len(entry["traces"])
         mine = traces[k:k + n]
         if [t["id"] for t in mine] != entry["traces"]:  # not in input order: by id, as far as that goes
-            by_id = {t["id"]: t for t in traces}
+            by_id = by_id if by_id is not None else {t["id"]: t for t in traces}
             mine = [by_id[t] for t in entry["traces"] if t in by_id]
         else:
             k += n

@@ -93,9 +93,10 @@ class Collection:
         if self.path is None:
             return None
         path, size, mtime_ns = self.path, self.size, self.mtime_ns
+        entry = self.inputs[0] if self.inputs else {}
         if records_file:
             # The input's name is its path under the folder it was found in; so is the file's.
-            name_of_input = (self.inputs[0] if self.inputs else {}).get("name") or ""
+            name_of_input = entry.get("name") or ""
             root = self.path[:-len(name_of_input)] if name_of_input and self.path.endswith(name_of_input) else None
             want = os.path.normpath(root + records_file) if root is not None else None
             beside = next((r for r in self.reads if isinstance(r, list) and len(r) == 3
@@ -109,7 +110,6 @@ class Collection:
             return None
         if (st.st_size, st.st_mtime_ns) != (size, mtime_ns):
             return None
-        entry = self.inputs[0] if self.inputs else {}
         # A file is read again by itself (named as its own file); a zip's members by their names.
         own = Path(path).name if records_file or name == entry.get("name") else name
         rec = pipeline.source_record([path], None, name=own, line=line)
